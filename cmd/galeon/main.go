@@ -1,0 +1,59 @@
+// Command galeon is the high-availability connection layer and cluster
+// manager for Galera clusters. One binary, one subcommand per job.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"sandbox", "run local MariaDB Galera clusters (up, status, stop, start, add, remove, kill, ...)", runSandbox},
+		{"status", "live wsrep view of a Galera cluster, one line per node per interval", runStatus},
+		{"version", "print the galeon version", func(context.Context, []string) error {
+			fmt.Println("galeon", version)
+			return nil
+		}},
+	}
+}
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "usage: galeon COMMAND [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(os.Stderr, "\n`galeon COMMAND -h` shows a command's flags.\n")
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, c := range commands() {
+		if c.name == os.Args[1] {
+			if err := c.run(ctx, os.Args[2:]); err != nil {
+				fmt.Fprintf(os.Stderr, "galeon %s: %v\n", c.name, err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	fmt.Fprintf(os.Stderr, "galeon: unknown command %q\n\n", os.Args[1])
+	usage()
+	os.Exit(2)
+}

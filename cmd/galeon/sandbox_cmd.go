@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/sandbox"
+)
+
+const sandboxUsage = `usage: galeon sandbox ACTION [flags]
+
+actions:
+  up [--nodes N] [--base-port P] [--sst-method rsync|mariabackup]
+     [--provider-option K=V ...] [--server-option K=V ...]
+                      create and start a sandbox; waits until all nodes are Synced
+  status [--json]     process and Galera state of every node
+  stop                clean shutdown of every node
+  start               start a stopped sandbox (bootstraps from the most advanced node)
+  destroy             kill every node and remove the sandbox directory
+  add                 add one node (joins by state transfer)
+  remove NODE         shut NODE down cleanly and delete it
+  kill NODE           SIGKILL NODE (crash)
+  pause NODE          SIGSTOP NODE (hung server)
+  resume NODE         SIGCONT NODE
+  restart NODE        stop NODE (cleanly, resuming it if paused) and start it again
+  env                 print shell variables for the sandbox's DSNs and credentials
+
+common flags: --name NAME (default galeon), --dir DIR (default /var/tmp/galeon/NAME)
+`
+
+func runSandbox(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(os.Stderr, sandboxUsage)
+		return errors.New("an action is required")
+	}
+	action := args[0]
+	fs := flag.NewFlagSet("sandbox "+action, flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, sandboxUsage) }
+	name := fs.String("name", sandbox.DefaultName, "sandbox name")
+	dir := fs.String("dir", "", "sandbox directory (default /var/tmp/galeon/NAME)")
+	nodes := fs.Int("nodes", sandbox.DefaultNodes, "number of nodes (up)")
+	basePort := fs.Int("base-port", sandbox.DefaultBasePort, "base port: node i listens on P+i, Galera on P+100+i, IST P+200+i, SST P+300+i (up)")
+	sst := fs.String("sst-method", "rsync", "state transfer method: rsync or mariabackup (up)")
+	asJSON := fs.Bool("json", false, "JSON output (status)")
+	provider, server := keyValues{}, keyValues{}
+	fs.Var(provider, "provider-option", "wsrep_provider_options entry KEY=VALUE, repeatable (up)")
+	fs.Var(server, "server-option", "[mariadbd] option KEY=VALUE, repeatable (up)")
+	pos, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if *dir == "" {
+		*dir = sandbox.DirFor(*name)
+	}
+	start := time.Now()
+	ctl := sandbox.Control{Progress: func(node, msg string) {
+		fmt.Printf("[%6.1fs] %-7s %s\n", time.Since(start).Seconds(), node, msg)
+	}}
+	nodeArg := func() (string, error) {
+		if len(pos) != 1 {
+			return "", fmt.Errorf("%s needs exactly one NODE argument (e.g. node2)", action)
+		}
+		return pos[0], nil
+	}
+	if action == "up" {
+		sb, err := sandbox.Up(ctx, sandbox.Options{Name: *name, Nodes: *nodes, BasePort: *basePort, Dir: *dir,
+			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Control: ctl})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("\nsandbox %q is up: %d nodes Synced in one Primary component (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(start).Seconds())
+		printConnectInfo(sb)
+		return nil
+	}
+	sb, err := sandbox.Open(*dir, ctl)
+	if err != nil {
+		return err
+	}
+	switch action {
+	case "status":
+		return printSandboxStatus(ctx, sb, *asJSON)
+	case "stop":
+		return sb.Stop(ctx)
+	case "start":
+		if err := sb.Start(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("sandbox %q is running: %d nodes Synced (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(start).Seconds())
+		return nil
+	case "destroy":
+		if err := sb.Destroy(ctx); err != nil {
+			return err
+		}
+		fmt.Printf("sandbox %q destroyed (%s removed)\n", sb.Name, sb.Dir)
+		return nil
+	case "add":
+		n, err := sb.Add(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s added on %s; cluster size %d\n", n.Name, n.Addr(), len(sb.Nodes))
+		return nil
+	case "env":
+		printEnv(sb)
+		return nil
+	}
+	node, err := nodeArg()
+	if err != nil {
+		return err
+	}
+	switch action {
+	case "remove":
+		return sb.Remove(ctx, node)
+	case "kill":
+		return sb.Kill(node)
+	case "pause":
+		return sb.Pause(node)
+	case "resume":
+		return sb.Resume(node)
+	case "restart":
+		return sb.Restart(ctx, node)
+	}
+	fmt.Fprint(os.Stderr, sandboxUsage)
+	return fmt.Errorf("unknown action %q", action)
+}
+
+func printConnectInfo(sb *sandbox.Sandbox) {
+	c := sb.Credentials
+	fmt.Println("\nnodes:")
+	for _, n := range sb.Nodes {
+		fmt.Printf("  %-7s %s   mariadb -h127.0.0.1 -P%d -u%s -p'%s' app\n", n.Name, n.Addr(), n.Port, c.AppUser, c.AppPassword)
+	}
+	fmt.Printf("\ncredentials (generated; stored in %s/sandbox.json, mode 0600):\n", sb.Dir)
+	fmt.Printf("  admin    %s / %s\n  app      %s / %s\n  monitor  %s / %s\n",
+		c.AdminUser, c.AdminPassword, c.AppUser, c.AppPassword, c.MonitorUser, c.MonitorPassword)
+	fmt.Printf("\nwatch it: galeon status --name %s\n", sb.Name)
+}
+
+func printEnv(sb *sandbox.Sandbox) {
+	c := sb.Credentials
+	addrs := make([]string, 0, len(sb.Nodes))
+	for _, n := range sb.Nodes {
+		addrs = append(addrs, n.Addr())
+	}
+	fmt.Printf("GALEON_SANDBOX_NODES=%s\nGALEON_APP_USER=%s\nGALEON_APP_PASSWORD=%s\nGALEON_ADMIN_USER=%s\nGALEON_ADMIN_PASSWORD=%s\nGALEON_MONITOR_USER=%s\nGALEON_MONITOR_PASSWORD=%s\n",
+		strings.Join(addrs, ","), c.AppUser, c.AppPassword, c.AdminUser, c.AdminPassword, c.MonitorUser, c.MonitorPassword)
+}
+
+func printSandboxStatus(ctx context.Context, sb *sandbox.Sandbox, asJSON bool) error {
+	st := sb.Status(ctx)
+	if asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	fmt.Printf("sandbox %q in %s (sst %s)\n", sb.Name, sb.Dir, sb.SSTMethod)
+	fmt.Printf("%-7s %-16s %-7s %-8s %-15s %-8s %s\n", "node", "address", "pid", "process", "state", "cluster", "size")
+	for _, n := range st {
+		pid := "-"
+		if n.PID != 0 {
+			pid = fmt.Sprint(n.PID)
+		}
+		line := fmt.Sprintf("%-7s %-16s %-7s %-8s %-15s %-8s %s", n.Name, n.Addr(), pid, n.Process, n.State, n.ClusterStatus, n.ClusterSize)
+		if n.Error != "" {
+			line += "  error: " + n.Error
+		}
+		fmt.Println(strings.TrimRight(line, " "))
+	}
+	return nil
+}

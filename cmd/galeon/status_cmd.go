@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/wsrepview"
+)
+
+// quietLogger drops go-sql-driver's own log lines: an unreachable node is
+// reported in the view, not as noise on stderr.
+type quietLogger struct{}
+
+func (quietLogger) Print(...any) {}
+
+func runStatus(ctx context.Context, args []string) error {
+	_ = mysql.SetLogger(quietLogger{})
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	name := fs.String("name", sandbox.DefaultName, "sandbox to watch (when --nodes is not given)")
+	dir := fs.String("dir", "", "sandbox directory (default /var/tmp/galeon/NAME)")
+	nodes := fs.String("nodes", "", "comma-separated host:port list of any Galera cluster's nodes")
+	user := fs.String("user", "", "user for --nodes (needs no privilege on MariaDB; default: $GALEON_MONITOR_USER)")
+	password := fs.String("password", "", "password for --nodes (default: $GALEON_MONITOR_PASSWORD)")
+	interval := fs.Duration("interval", time.Second, "sampling interval")
+	once := fs.Bool("once", false, "print one interval and exit")
+	asJSON := fs.Bool("json", false, "one JSON object per interval")
+	count := fs.Int("count", 0, "stop after this many intervals (0: until interrupted)")
+	if _, err := parseInterleaved(fs, args); err != nil {
+		return err
+	}
+	if *interval < 100*time.Millisecond {
+		return fmt.Errorf("--interval %s: use at least 100ms", *interval)
+	}
+	targets, err := statusTargets(*nodes, *user, *password, *name, *dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, t := range targets {
+			t.DB.Close()
+		}
+	}()
+	w := &wsrepview.Watcher{Targets: targets, Timeout: min(*interval, 2*time.Second)}
+	w.Poll(ctx) // baseline for rates
+	if *once {
+		*count = 1
+	}
+	enc := json.NewEncoder(os.Stdout)
+	tick := time.NewTicker(*interval)
+	defer tick.Stop()
+	for i := 0; *count == 0 || i < *count; i++ {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		rows := w.Poll(ctx)
+		if *asJSON {
+			if err := enc.Encode(map[string]any{"time": time.Now().UTC(), "nodes": rows}); err != nil {
+				return err
+			}
+			continue
+		}
+		if i%20 == 0 {
+			fmt.Println(wsrepview.Header())
+		}
+		for _, r := range rows {
+			fmt.Println(r.Line())
+		}
+	}
+	return nil
+}
+
+func statusTargets(nodes, user, password, name, dir string) ([]wsrepview.Target, error) {
+	type addr struct{ name, hostport string }
+	var addrs []addr
+	if nodes != "" {
+		if user == "" {
+			user = os.Getenv("GALEON_MONITOR_USER")
+		}
+		if password == "" {
+			password = os.Getenv("GALEON_MONITOR_PASSWORD")
+		}
+		if user == "" {
+			return nil, errors.New("--nodes needs --user (and --password), or GALEON_MONITOR_USER/GALEON_MONITOR_PASSWORD")
+		}
+		for _, hp := range strings.Split(nodes, ",") {
+			hp = strings.TrimSpace(hp)
+			if !strings.Contains(hp, ":") {
+				hp += ":3306"
+			}
+			addrs = append(addrs, addr{hp, hp})
+		}
+	} else {
+		if dir == "" {
+			dir = sandbox.DirFor(name)
+		}
+		sb, err := sandbox.Open(dir, sandbox.Control{})
+		if err != nil {
+			return nil, fmt.Errorf("%w (or pass --nodes host:port,... --user U --password P for any cluster)", err)
+		}
+		user, password = sb.Credentials.MonitorUser, sb.Credentials.MonitorPassword
+		for _, n := range sb.Nodes {
+			addrs = append(addrs, addr{n.Name, n.Addr()})
+		}
+	}
+	var targets []wsrepview.Target
+	for _, a := range addrs {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", a.hostport
+		cfg.Timeout = time.Second
+		db, err := sql.Open("mysql", cfg.FormatDSN())
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		targets = append(targets, wsrepview.Target{Name: a.name, DB: db})
+	}
+	return targets, nil
+}

@@ -1,0 +1,161 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Defaults for a sandbox created without explicit options.
+const (
+	DefaultName     = "galeon"
+	DefaultBasePort = 4400
+	DefaultRoot     = "/var/tmp/galeon"
+	DefaultNodes    = 3
+	stateFile       = "sandbox.json"
+)
+
+// Port offsets from the base port. Node i (1-based) listens for clients on
+// base+i, for Galera group traffic on base+100+i, receives IST on base+200+i
+// and SST on base+300+i. Keeping each kind of port in its own hundred makes
+// a sandbox's ports easy to read off `ss -ltn`; two sandboxes coexist when
+// their ranges do not meet (e.g. base ports 4400 and 5400). Up checks every
+// port before it starts anything.
+const (
+	offsetClient = 0
+	offsetGalera = 100
+	offsetIST    = 200
+	offsetSST    = 300
+	// MaxNodes bounds the node index so the port ranges never overlap.
+	MaxNodes = 99
+)
+
+// Node is one member of a sandbox: its name, index and ports.
+type Node struct {
+	Index      int    `json:"index"`
+	Name       string `json:"name"`
+	Port       int    `json:"port"`
+	GaleraPort int    `json:"galera_port"`
+	ISTPort    int    `json:"ist_port"`
+	SSTPort    int    `json:"sst_port"`
+}
+
+// Credentials are generated when the sandbox is created and stored, mode
+// 0600, in sandbox.json. There are no fixed default passwords.
+type Credentials struct {
+	AdminUser       string `json:"admin_user"`
+	AdminPassword   string `json:"admin_password"`
+	AppUser         string `json:"app_user"`
+	AppPassword     string `json:"app_password"`
+	MonitorUser     string `json:"monitor_user"`
+	MonitorPassword string `json:"monitor_password"`
+	SSTUser         string `json:"sst_user"`
+	SSTPassword     string `json:"sst_password"`
+}
+
+// State is what sandbox.json holds.
+type State struct {
+	Name      string `json:"name"`
+	Dir       string `json:"dir"`
+	BasePort  int    `json:"base_port"`
+	SSTMethod string `json:"sst_method"`
+	// ProviderOptions override or extend the default wsrep_provider_options.
+	ProviderOptions map[string]string `json:"provider_options,omitempty"`
+	// ServerOptions override or extend the default [mariadbd] options.
+	ServerOptions map[string]string `json:"server_options,omitempty"`
+	Nodes         []Node            `json:"nodes"`
+	Credentials   Credentials       `json:"credentials"`
+}
+
+func newNode(basePort, index int) Node {
+	return Node{
+		Index:      index,
+		Name:       "node" + strconv.Itoa(index),
+		Port:       basePort + offsetClient + index,
+		GaleraPort: basePort + offsetGalera + index,
+		ISTPort:    basePort + offsetIST + index,
+		SSTPort:    basePort + offsetSST + index,
+	}
+}
+
+// Ports lists a node's ports with what each is for, for error messages.
+func (n Node) Ports() []NamedPort {
+	return []NamedPort{
+		{n.Port, n.Name + " client"},
+		{n.GaleraPort, n.Name + " galera"},
+		{n.ISTPort, n.Name + " IST"},
+		{n.SSTPort, n.Name + " SST"},
+	}
+}
+
+// NamedPort is a port and the purpose it serves in the sandbox.
+type NamedPort struct {
+	Port int
+	What string
+}
+
+// Addr is the node's client address on loopback.
+func (n Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.Port) }
+
+func (s *State) nodeDir(n Node) string   { return filepath.Join(s.Dir, n.Name) }
+func (s *State) dataDir(n Node) string   { return filepath.Join(s.Dir, n.Name, "data") }
+func (s *State) cnfPath(n Node) string   { return filepath.Join(s.Dir, n.Name, "my.cnf") }
+func (s *State) errLog(n Node) string    { return filepath.Join(s.Dir, n.Name, "error.log") }
+func (s *State) pidPath(n Node) string   { return filepath.Join(s.Dir, n.Name, "mariadbd.pid") }
+func (s *State) socket(n Node) string    { return filepath.Join(s.Dir, n.Name, "mariadbd.sock") }
+func (s *State) stdoutLog(n Node) string { return filepath.Join(s.Dir, n.Name, "stdout.log") }
+func (s *State) grastate(n Node) string  { return filepath.Join(s.dataDir(n), "grastate.dat") }
+
+// Node returns the node with the given name ("node2") or index ("2").
+func (s *State) Node(name string) (Node, error) {
+	for _, n := range s.Nodes {
+		if n.Name == name || strconv.Itoa(n.Index) == name {
+			return n, nil
+		}
+	}
+	names := make([]string, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		names = append(names, n.Name)
+	}
+	return Node{}, fmt.Errorf("sandbox %q has no node %q (nodes: %s)", s.Name, name, strings.Join(names, ", "))
+}
+
+func (s *State) save() error {
+	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Index < s.Nodes[j].Index })
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.Dir, stateFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.Dir, stateFile))
+}
+
+// ErrNoSandbox is returned by Open when the directory holds no sandbox.
+var ErrNoSandbox = errors.New("no sandbox")
+
+func loadState(dir string) (*State, error) {
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s: create one with `galeon sandbox up`", ErrNoSandbox, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, stateFile), err)
+	}
+	s.Dir = dir
+	return &s, nil
+}
+
+// DirFor is the default directory of the sandbox called name.
+func DirFor(name string) string { return filepath.Join(DefaultRoot, name) }

@@ -1,0 +1,131 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// GaleraLibrary is where Debian's galera-4 package installs the provider.
+const GaleraLibrary = "/usr/lib/galera/libgalera_smm.so"
+
+// defaultProviderOptions are tuned for a loopback cluster: a dead node is
+// evicted in about 2 s instead of 6 s (suspect, inactive and keepalive
+// timeouts; FIELD-NOTES.md, measured), and the gcache is large enough that
+// a restarted node rejoins by IST. install_timeout would otherwise default
+// to inactive_timeout/2 = 1.5 s, too short for a view change while a
+// joiner's state transfer loads a 2-core machine: the group then falls to
+// non-Primary (seen here when a 4th node joined). Eviction after a crash
+// is driven by suspect_timeout, so this does not slow failover.
+func defaultProviderOptions() map[string]string {
+	return map[string]string{
+		"evs.suspect_timeout":  "PT1S",
+		"evs.inactive_timeout": "PT3S",
+		"evs.install_timeout":  "PT3S",
+		"evs.keepalive_period": "PT0.3S",
+		"gcache.size":          "64M",
+		"pc.recovery":          "true",
+	}
+}
+
+// defaultServerOptions keep a node small (several fit on a 2-core machine)
+// and set what Galera requires (ROW binlog format, interleaved autoinc).
+func defaultServerOptions() map[string]string {
+	return map[string]string{
+		"innodb_buffer_pool_size":        "64M",
+		"innodb_log_file_size":           "32M",
+		"innodb_flush_log_at_trx_commit": "2",
+		"innodb_autoinc_lock_mode":       "2",
+		"binlog_format":                  "ROW",
+		"default_storage_engine":         "InnoDB",
+		"performance_schema":             "OFF",
+		"max_connections":                "1000",
+		"skip_name_resolve":              "ON",
+		"wsrep_slave_threads":            "2",
+		"wsrep_sync_wait":                "0",
+	}
+}
+
+func merged(base, over map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (s *State) clusterAddress() string {
+	addrs := make([]string, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(n.GaleraPort))
+	}
+	return "gcomm://" + strings.Join(addrs, ",")
+}
+
+// myCnf renders the option file of node n. The sandbox-specific settings
+// (paths, ports, addresses) come last and cannot be overridden: they are
+// what keeps nodes and sandboxes apart.
+func (s *State) myCnf(n Node) string {
+	var b strings.Builder
+	b.WriteString("# Written by galeon sandbox; regenerated on start, edit sandbox.json options instead.\n[mariadbd]\n")
+	server := merged(defaultServerOptions(), s.ServerOptions)
+	for _, k := range sortedKeys(server) {
+		fmt.Fprintf(&b, "%s = %s\n", k, server[k])
+	}
+	provider := merged(defaultProviderOptions(), s.ProviderOptions)
+	provider["gmcast.listen_addr"] = "tcp://127.0.0.1:" + strconv.Itoa(n.GaleraPort)
+	provider["ist.recv_addr"] = "127.0.0.1:" + strconv.Itoa(n.ISTPort)
+	opts := make([]string, 0, len(provider))
+	for _, k := range sortedKeys(provider) {
+		opts = append(opts, k+"="+provider[k])
+	}
+	fmt.Fprintf(&b, `
+datadir = %s
+socket = %s
+pid-file = %s
+log-error = %s
+port = %d
+bind-address = 127.0.0.1
+tmpdir = %s
+wsrep_on = ON
+wsrep_provider = %s
+wsrep_provider_options = "%s"
+wsrep_cluster_name = %s
+wsrep_cluster_address = %s
+wsrep_node_name = %s
+wsrep_node_address = 127.0.0.1:%d
+wsrep_node_incoming_address = 127.0.0.1:%d
+wsrep_sst_receive_address = 127.0.0.1:%d
+wsrep_sst_method = %s
+`, s.dataDir(n), s.socket(n), s.pidPath(n), s.errLog(n), n.Port, s.nodeDir(n),
+		GaleraLibrary, strings.Join(opts, "; "), s.Name, s.clusterAddress(),
+		n.Name, n.GaleraPort, n.Port, n.SSTPort, s.SSTMethod)
+	if s.SSTMethod == "mariabackup" {
+		fmt.Fprintf(&b, "wsrep_sst_auth = %s:%s\n", s.Credentials.SSTUser, s.Credentials.SSTPassword)
+	}
+	b.WriteString("\n[client]\nsocket = " + s.socket(n) + "\n")
+	return b.String()
+}
+
+func (s *State) writeMyCnf(n Node) error {
+	// Owned by mysql, mode 0600: mariadbd (running as mysql) must read it,
+	// and it may hold the mariabackup SST password.
+	if err := os.WriteFile(s.cnfPath(n), []byte(s.myCnf(n)), 0o600); err != nil {
+		return err
+	}
+	return chownMysql(s.cnfPath(n))
+}

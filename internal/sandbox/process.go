@@ -1,0 +1,232 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// mysqlIDs returns the uid and gid of the `mysql` account that Debian's
+// mariadb-server package creates.
+func mysqlIDs() (uint32, uint32, error) {
+	u, err := user.Lookup("mysql")
+	if err != nil {
+		return 0, 0, fmt.Errorf("user mysql not found (%v): install mariadb-server (`make deps`)", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return uint32(uid), uint32(gid), nil
+}
+
+func chownMysql(paths ...string) error {
+	uid, gid, err := mysqlIDs()
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := os.Lchown(p, int(uid), int(gid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func chownMysqlTree(root string) error {
+	uid, gid, err := mysqlIDs()
+	if err != nil {
+		return err
+	}
+	return filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(uid), int(gid))
+	})
+}
+
+// children tracks the mariadbd processes this process started, so it can
+// reap them (a killed child would otherwise linger as a zombie and still
+// look alive) and wait for their exit without polling.
+var children = struct {
+	sync.Mutex
+	done map[int]chan struct{}
+}{done: map[int]chan struct{}{}}
+
+// startProcess starts mariadbd for node n as user mysql, detached in its
+// own session so it outlives the CLI. With killWithParent (tests), the
+// kernel kills it if this process dies, so a crashed test run leaves no
+// database behind.
+func (s *State) startProcess(n Node, extraArgs []string, killWithParent bool) (int, error) {
+	uid, gid, err := mysqlIDs()
+	if err != nil {
+		return 0, err
+	}
+	out, err := os.OpenFile(s.stdoutLog(n), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer out.Close()
+	args := append([]string{"--defaults-file=" + s.cnfPath(n)}, extraArgs...)
+	cmd := exec.Command(mariadbdPath(), args...)
+	cmd.Dir = s.nodeDir(n)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + s.nodeDir(n), "TMPDIR=" + s.nodeDir(n)}
+	attr := &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	if killWithParent {
+		attr.Pdeathsig = syscall.SIGKILL
+	}
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", n.Name, err)
+	}
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	children.Lock()
+	children.done[pid] = done
+	children.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		children.Lock()
+		delete(children.done, pid)
+		children.Unlock()
+		close(done)
+	}()
+	// mariadbd writes its own pid file later; record ours now so that a
+	// node that dies during start-up can still be found and cleaned up.
+	if err := os.WriteFile(s.pidPath(n), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return pid, err
+	}
+	return pid, chownMysql(s.pidPath(n))
+}
+
+func mariadbdPath() string {
+	for _, p := range []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "mariadbd"
+}
+
+// pid returns the PID of node n's server if it is running, else 0. A PID
+// counts only if that process is a mariadbd started with this node's option
+// file: a stale pid file must never make us signal somebody else's process.
+func (s *State) pid(n Node) int {
+	b, err := os.ReadFile(s.pidPath(n))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	if !processIs(pid, "--defaults-file="+s.cnfPath(n)) {
+		return 0
+	}
+	return pid
+}
+
+// processIs reports whether pid is alive (not a zombie) and its command
+// line contains marker.
+func processIs(pid int, marker string) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		return false
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(cmdline, []byte(marker))
+}
+
+// processState returns the one-letter state of pid from /proc (R, S, T for
+// stopped, ...), or "" if it does not exist.
+func processState(pid int) string {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return ""
+	}
+	return string(stat[i+2])
+}
+
+// waitExit waits until pid has exited, or ctx ends.
+func waitExit(ctx context.Context, pid int, marker string) error {
+	children.Lock()
+	done := children.done[pid]
+	children.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for processIs(pid, marker) {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// signal sends sig to node n's server. It fails if the node is not running.
+func (s *State) signal(n Node, sig syscall.Signal) (int, error) {
+	pid := s.pid(n)
+	if pid == 0 {
+		return 0, fmt.Errorf("%s is not running", n.Name)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return pid, fmt.Errorf("signal %s (pid %d): %w", n.Name, pid, err)
+	}
+	return pid, nil
+}
+
+// stopProcess shuts node n down cleanly (SIGTERM, which lets Galera leave
+// the group gracefully), escalating to SIGKILL after timeout. A paused
+// node is resumed first, or it could never act on SIGTERM.
+func (s *State) stopProcess(ctx context.Context, n Node, timeout time.Duration) error {
+	pid := s.pid(n)
+	if pid == 0 {
+		return nil
+	}
+	marker := "--defaults-file=" + s.cnfPath(n)
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := waitExit(wctx, pid, marker); err == nil {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	kctx, kcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer kcancel()
+	if err := waitExit(kctx, pid, marker); err != nil {
+		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", n.Name, pid)
+	}
+	return fmt.Errorf("%s did not shut down within %s and was killed", n.Name, timeout)
+}

@@ -1,0 +1,522 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	// Registers the "mysql" database/sql driver used to watch nodes.
+	_ "github.com/go-sql-driver/mysql"
+)
+
+// Options say how to create a sandbox. Zero values take the defaults.
+type Options struct {
+	Name      string // default "galeon"
+	Nodes     int    // default 3
+	BasePort  int    // default 4400
+	Dir       string // default /var/tmp/galeon/<name>
+	SSTMethod string // rsync (default) or mariabackup
+	// ProviderOptions and ServerOptions override the loopback-tuned
+	// defaults (wsrep_provider_options entries and [mariadbd] options).
+	ProviderOptions map[string]string
+	ServerOptions   map[string]string
+	Control
+}
+
+// Control says how a Sandbox handle behaves; it is not stored.
+type Control struct {
+	// Progress, if set, receives one line per node state change.
+	Progress func(node, msg string)
+	// KillWithParent makes the kernel kill every node this process starts
+	// when this process dies (tests: nothing survives a crashed run).
+	KillWithParent bool
+	// NodeTimeout bounds how long one node may take to become Synced
+	// (default 3 minutes: an SST of a small sandbox takes seconds).
+	NodeTimeout time.Duration
+}
+
+// Sandbox is a handle on a sandbox directory.
+type Sandbox struct {
+	State
+	ctl Control
+
+	mu  sync.Mutex
+	dbs map[string]*sql.DB
+}
+
+func (o *Options) setDefaults() {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.Nodes == 0 {
+		o.Nodes = DefaultNodes
+	}
+	if o.BasePort == 0 {
+		o.BasePort = DefaultBasePort
+	}
+	if o.Dir == "" {
+		o.Dir = DirFor(o.Name)
+	}
+	if o.SSTMethod == "" {
+		o.SSTMethod = "rsync"
+	}
+}
+
+func (c *Control) setDefaults() {
+	if c.NodeTimeout == 0 {
+		c.NodeTimeout = 3 * time.Minute
+	}
+	if c.Progress == nil {
+		c.Progress = func(string, string) {}
+	}
+}
+
+// Open returns a handle on the existing sandbox in dir.
+func Open(dir string, ctl Control) (*Sandbox, error) {
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	ctl.setDefaults()
+	return &Sandbox{State: *st, ctl: ctl, dbs: map[string]*sql.DB{}}, nil
+}
+
+func validName(name string) bool {
+	if name == "" || len(name) > 32 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// Up creates a sandbox of opts.Nodes nodes and returns once every node is
+// Synced in one Primary component of that size. On failure it stops what
+// it started, removes the directory and returns an error that quotes the
+// failing node's error log.
+func Up(ctx context.Context, opts Options) (*Sandbox, error) {
+	opts.setDefaults()
+	opts.Control.setDefaults()
+	switch {
+	case !validName(opts.Name):
+		return nil, fmt.Errorf("sandbox name %q: use 1-32 letters, digits, '-' or '_'", opts.Name)
+	case opts.Nodes < 1 || opts.Nodes > MaxNodes:
+		return nil, fmt.Errorf("--nodes %d: a sandbox has 1 to %d nodes", opts.Nodes, MaxNodes)
+	case opts.BasePort < 1024 || opts.BasePort+offsetSST+MaxNodes > 65535:
+		return nil, fmt.Errorf("--base-port %d: choose a port between 1024 and %d", opts.BasePort, 65535-offsetSST-MaxNodes)
+	}
+	if err := checkPrerequisites(opts.SSTMethod); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(opts.Dir + "/" + stateFile); err == nil {
+		return nil, fmt.Errorf("sandbox %q already exists in %s: use `galeon sandbox start --name %s`, or `galeon sandbox destroy --name %s` first", opts.Name, opts.Dir, opts.Name, opts.Name)
+	}
+	sb := &Sandbox{
+		State: State{
+			Name: opts.Name, Dir: opts.Dir, BasePort: opts.BasePort, SSTMethod: opts.SSTMethod,
+			ProviderOptions: opts.ProviderOptions, ServerOptions: opts.ServerOptions,
+			Credentials: newCredentials(),
+		},
+		ctl: opts.Control,
+		dbs: map[string]*sql.DB{},
+	}
+	for i := 1; i <= opts.Nodes; i++ {
+		sb.Nodes = append(sb.Nodes, newNode(opts.BasePort, i))
+	}
+	if err := checkPortsFree(sb.Nodes); err != nil {
+		return nil, err
+	}
+	if err := sb.create(ctx); err != nil {
+		_ = sb.Destroy(context.Background())
+		return nil, err
+	}
+	return sb, nil
+}
+
+func (sb *Sandbox) create(ctx context.Context) error {
+	// Every parent of a datadir must be traversable by mysql.
+	if err := os.MkdirAll(sb.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(sb.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := sb.save(); err != nil {
+		return err
+	}
+	for _, n := range sb.Nodes {
+		if err := sb.prepareNodeDir(n); err != nil {
+			return err
+		}
+	}
+	first := sb.Nodes[0]
+	if err := sb.installDB(ctx, first); err != nil {
+		return err
+	}
+	if err := sb.startAndWait(ctx, first, true); err != nil {
+		return err
+	}
+	if err := sb.createUsers(ctx, first); err != nil {
+		return err
+	}
+	if err := sb.startJoiners(ctx, sb.Nodes[1:]); err != nil {
+		return err
+	}
+	return sb.WaitClusterSize(ctx, len(sb.Nodes))
+}
+
+func (sb *Sandbox) prepareNodeDir(n Node) error {
+	if err := os.MkdirAll(sb.dataDir(n), 0o750); err != nil {
+		return err
+	}
+	if err := chownMysqlTree(sb.nodeDir(n)); err != nil {
+		return err
+	}
+	return sb.writeMyCnf(n)
+}
+
+func newCredentials() Credentials {
+	return Credentials{
+		AdminUser: "galeon_admin", AdminPassword: randomPassword(),
+		AppUser: "app", AppPassword: randomPassword(),
+		MonitorUser: "monitor", MonitorPassword: randomPassword(),
+		SSTUser: "sst", SSTPassword: randomPassword(),
+	}
+}
+
+func randomPassword() string {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// startJoiners starts nodes that join the running cluster by state
+// transfer, one after the other. Starting them together looks faster but
+// is slower on a small machine: with the loopback-tuned EVS timeouts a
+// donor busy with one SST makes the group suspect the next joiner, and
+// membership churns for tens of seconds (measured: 28 s vs about 10 s).
+func (sb *Sandbox) startJoiners(ctx context.Context, nodes []Node) error {
+	for _, n := range nodes {
+		if err := sb.startAndWait(ctx, n, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startAndWait starts node n (bootstrapping a new cluster if asked) and
+// waits until it is Synced and Primary.
+func (sb *Sandbox) startAndWait(ctx context.Context, n Node, bootstrap bool) error {
+	if sb.pid(n) != 0 {
+		return fmt.Errorf("%s is already running", n.Name)
+	}
+	if err := sb.writeMyCnf(n); err != nil {
+		return err
+	}
+	var args []string
+	if bootstrap {
+		args = append(args, "--wsrep-new-cluster")
+		sb.ctl.Progress(n.Name, "bootstrapping a new cluster")
+	} else {
+		sb.ctl.Progress(n.Name, "starting, will join by state transfer")
+	}
+	logOffset := fileSize(sb.errLog(n))
+	pid, err := sb.startProcess(n, args, sb.ctl.KillWithParent)
+	if err != nil {
+		return err
+	}
+	return sb.waitSynced(ctx, n, pid, logOffset)
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// Kill sends SIGKILL to a node, as a crash would, and waits until it is gone.
+func (sb *Sandbox) Kill(name string) error {
+	n, err := sb.Node(name)
+	if err != nil {
+		return err
+	}
+	pid, err := sb.signal(n, syscall.SIGKILL)
+	if err != nil {
+		return err
+	}
+	sb.closeDB(n.Name)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return waitExit(ctx, pid, "--defaults-file="+sb.cnfPath(n))
+}
+
+// Pause freezes a node with SIGSTOP: it holds its sockets but answers
+// nothing, like a hung server.
+func (sb *Sandbox) Pause(name string) error {
+	n, err := sb.Node(name)
+	if err != nil {
+		return err
+	}
+	_, err = sb.signal(n, syscall.SIGSTOP)
+	return err
+}
+
+// Resume continues a paused node with SIGCONT.
+func (sb *Sandbox) Resume(name string) error {
+	n, err := sb.Node(name)
+	if err != nil {
+		return err
+	}
+	_, err = sb.signal(n, syscall.SIGCONT)
+	return err
+}
+
+// StopNode shuts one node down cleanly; it leaves the group gracefully.
+func (sb *Sandbox) StopNode(ctx context.Context, name string) error {
+	n, err := sb.Node(name)
+	if err != nil {
+		return err
+	}
+	sb.closeDB(n.Name)
+	sb.ctl.Progress(n.Name, "stopping")
+	if err := sb.stopProcess(ctx, n, 2*time.Minute); err != nil {
+		return err
+	}
+	sb.ctl.Progress(n.Name, "stopped")
+	return nil
+}
+
+// StartNode starts one stopped node: it joins the running cluster (by IST
+// when the donor's gcache still holds what it missed), or, when no other
+// node runs, it bootstraps only if it is the most advanced node.
+func (sb *Sandbox) StartNode(ctx context.Context, name string) error {
+	n, err := sb.Node(name)
+	if err != nil {
+		return err
+	}
+	if sb.pid(n) != 0 {
+		return fmt.Errorf("%s is already running", n.Name)
+	}
+	running := sb.running()
+	if len(running) == 0 {
+		return sb.Start(ctx)
+	}
+	// A node killed a moment ago is still a member until Galera evicts it
+	// (about 2 s here). Rejoining under the same address before then makes
+	// the group churn for tens of seconds, so wait for the view to settle.
+	if err := sb.WaitClusterSize(ctx, len(running)); err != nil {
+		return fmt.Errorf("cluster not settled before %s rejoins: %w", n.Name, err)
+	}
+	return sb.startAndWait(ctx, n, false)
+}
+
+// Restart stops a node (cleanly if it is running, resuming it first if it
+// is paused) and starts it again; it rejoins the cluster.
+func (sb *Sandbox) Restart(ctx context.Context, name string) error {
+	if err := sb.StopNode(ctx, name); err != nil {
+		return err
+	}
+	return sb.StartNode(ctx, name)
+}
+
+func (sb *Sandbox) running() []Node {
+	var out []Node
+	for _, n := range sb.Nodes {
+		if sb.pid(n) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Start brings a stopped sandbox back. If no node runs, it bootstraps from
+// the most advanced node (highest grastate.dat seqno, recovered with
+// --wsrep-recover after a crash) and the others rejoin; otherwise the
+// stopped nodes join the running ones.
+func (sb *Sandbox) Start(ctx context.Context) error {
+	var stopped []Node
+	for _, n := range sb.Nodes {
+		if sb.pid(n) == 0 {
+			stopped = append(stopped, n)
+		}
+	}
+	if len(stopped) == 0 {
+		return nil
+	}
+	if len(stopped) == len(sb.Nodes) {
+		states := map[string]GraState{}
+		for _, n := range sb.Nodes {
+			g, err := sb.position(ctx, n)
+			if err != nil {
+				return err
+			}
+			states[n.Name] = g
+			sb.ctl.Progress(n.Name, fmt.Sprintf("last committed seqno %d (safe_to_bootstrap=%v)", g.Seqno, g.SafeToBootstrap))
+		}
+		boot := chooseBootstrap(sb.Nodes, states)
+		if !states[boot.Name].SafeToBootstrap {
+			if err := setSafeToBootstrap(sb.grastate(boot)); err != nil {
+				return fmt.Errorf("mark %s safe to bootstrap: %w", boot.Name, err)
+			}
+		}
+		if err := sb.startAndWait(ctx, boot, true); err != nil {
+			return err
+		}
+		stopped = removeNode(stopped, boot.Name)
+	}
+	if err := sb.startJoiners(ctx, stopped); err != nil {
+		return err
+	}
+	return sb.WaitClusterSize(ctx, len(sb.Nodes))
+}
+
+func removeNode(nodes []Node, name string) []Node {
+	out := nodes[:0:0]
+	for _, n := range nodes {
+		if n.Name != name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Stop shuts every node down cleanly, one at a time, last index first: the
+// last node to leave is the one Galera marks safe to bootstrap.
+func (sb *Sandbox) Stop(ctx context.Context) error {
+	var errs []error
+	for i := len(sb.Nodes) - 1; i >= 0; i-- {
+		if sb.pid(sb.Nodes[i]) == 0 {
+			continue
+		}
+		if err := sb.StopNode(ctx, sb.Nodes[i].Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Destroy kills every node (by the PID the sandbox recorded) and removes
+// the sandbox directory. It is safe on a half-created sandbox.
+func (sb *Sandbox) Destroy(ctx context.Context) error {
+	sb.closeAllDBs()
+	for _, n := range sb.Nodes {
+		pid := sb.pid(n)
+		if pid == 0 {
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := waitExit(wctx, pid, "--defaults-file="+sb.cnfPath(n))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s (pid %d) did not exit: %w", n.Name, pid, err)
+		}
+	}
+	if !strings.HasPrefix(sb.Dir, "/") || len(sb.Dir) < 5 {
+		return fmt.Errorf("refusing to remove suspicious sandbox dir %q", sb.Dir)
+	}
+	return os.RemoveAll(sb.Dir)
+}
+
+// Add creates one more node and waits until it has joined: the cluster
+// grows by one.
+func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
+	idx := 0
+	for _, n := range sb.Nodes {
+		idx = max(idx, n.Index)
+	}
+	if idx+1 > MaxNodes {
+		return Node{}, fmt.Errorf("a sandbox has at most %d nodes", MaxNodes)
+	}
+	n := newNode(sb.BasePort, idx+1)
+	if err := checkPortsFree([]Node{n}); err != nil {
+		return Node{}, err
+	}
+	sb.Nodes = append(sb.Nodes, n)
+	if err := sb.save(); err != nil {
+		return Node{}, err
+	}
+	if err := sb.rewriteConfigs(); err != nil {
+		return Node{}, err
+	}
+	if err := sb.prepareNodeDir(n); err != nil {
+		return Node{}, err
+	}
+	if err := sb.startAndWait(ctx, n, false); err != nil {
+		sb.abandonNode(n)
+		return Node{}, err
+	}
+	return n, sb.WaitClusterSize(ctx, len(sb.Nodes))
+}
+
+// abandonNode undoes a failed Add.
+func (sb *Sandbox) abandonNode(n Node) {
+	if pid := sb.pid(n); pid != 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = waitExit(ctx, pid, "--defaults-file="+sb.cnfPath(n))
+		cancel()
+	}
+	sb.Nodes = removeNode(sb.Nodes, n.Name)
+	_ = sb.save()
+	_ = sb.rewriteConfigs()
+	_ = os.RemoveAll(sb.nodeDir(n))
+}
+
+// Remove shuts a node down cleanly (it leaves the group, the cluster
+// shrinks by one) and deletes it from the sandbox.
+func (sb *Sandbox) Remove(ctx context.Context, name string) error {
+	n, err := sb.Node(name)
+	if err != nil {
+		return err
+	}
+	if len(sb.Nodes) == 1 {
+		return fmt.Errorf("%s is the last node: use `galeon sandbox destroy` to remove the whole sandbox", n.Name)
+	}
+	if err := sb.StopNode(ctx, n.Name); err != nil {
+		return err
+	}
+	sb.Nodes = removeNode(sb.Nodes, n.Name)
+	if err := sb.save(); err != nil {
+		return err
+	}
+	if err := sb.rewriteConfigs(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(sb.nodeDir(n)); err != nil {
+		return err
+	}
+	if len(sb.running()) > 0 {
+		return sb.WaitClusterSize(ctx, len(sb.running()))
+	}
+	return nil
+}
+
+// rewriteConfigs keeps every node's wsrep_cluster_address listing the
+// current members, so a later restart finds the cluster.
+func (sb *Sandbox) rewriteConfigs() error {
+	for _, n := range sb.Nodes {
+		if _, err := os.Stat(sb.nodeDir(n)); err != nil {
+			continue
+		}
+		if err := sb.writeMyCnf(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}

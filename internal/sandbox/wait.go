@@ -1,0 +1,319 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// waitSynced waits until node n (process pid) is Synced in a Primary
+// component, reporting progress from its error log. It fails at once, with
+// the log lines that say why, if the process exits.
+func (sb *Sandbox) waitSynced(ctx context.Context, n Node, pid int, logOffset int64) error {
+	ctx, cancel := context.WithTimeout(ctx, sb.ctl.NodeTimeout)
+	defer cancel()
+	start := time.Now()
+	marker := "--defaults-file=" + sb.cnfPath(n)
+	last, lastRank := "", -1
+	report := func(p string) {
+		last = p
+		sb.ctl.Progress(n.Name, fmt.Sprintf("%s (%.1fs)", p, time.Since(start).Seconds()))
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, line := range readFrom(sb.errLog(n), &logOffset) {
+			if rank, p := phase(line); rank > lastRank && p != "synced" {
+				lastRank = rank
+				report(p)
+			}
+		}
+		if !processIs(pid, marker) {
+			return sb.startFailure(n, "exited during start-up")
+		}
+		st, err := sb.wsrepStatus(ctx, n)
+		if err == nil && st["wsrep_local_state_comment"] == "Synced" &&
+			st["wsrep_cluster_status"] == "Primary" && st["wsrep_ready"] == "ON" {
+			report("Synced, cluster size " + st["wsrep_cluster_size"])
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			_ = sb.stopProcess(context.Background(), n, 5*time.Second)
+			return sb.startFailure(n, fmt.Sprintf("was not Synced after %s (last state %q)", time.Since(start).Round(time.Second), last))
+		case <-tick.C:
+		}
+	}
+}
+
+func (sb *Sandbox) startFailure(n Node, what string) error {
+	lines := logExcerpt(sb.errLog(n), 8)
+	if len(lines) == 0 {
+		lines = logExcerpt(sb.stdoutLog(n), 8)
+	}
+	return fmt.Errorf("%s %s; from %s:\n  %s\nfix the cause above, then `galeon sandbox destroy --name %s` and retry",
+		n.Name, what, sb.errLog(n), strings.Join(lines, "\n  "), sb.Name)
+}
+
+// readFrom returns the complete lines appended to path since *off.
+func readFrom(path string, off *int64) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(*off, io.SeekStart); err != nil {
+		return nil
+	}
+	var lines []string
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return lines // a partial last line is read again next time
+		}
+		*off += int64(len(line))
+		lines = append(lines, strings.TrimRight(line, "\n"))
+	}
+}
+
+// WaitClusterSize waits until every running node reports a Primary
+// component of exactly size nodes.
+func (sb *Sandbox) WaitClusterSize(ctx context.Context, size int) error {
+	ctx, cancel := context.WithTimeout(ctx, sb.ctl.NodeTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var lastErr error
+	for {
+		lastErr = nil
+		for _, n := range sb.running() {
+			st, err := sb.wsrepStatus(ctx, n)
+			switch {
+			case err != nil:
+				lastErr = fmt.Errorf("%s: %w", n.Name, err)
+			case st["wsrep_cluster_size"] != strconv.Itoa(size) || st["wsrep_cluster_status"] != "Primary":
+				lastErr = fmt.Errorf("%s: cluster size %s, status %s", n.Name, st["wsrep_cluster_size"], st["wsrep_cluster_status"])
+			}
+		}
+		if lastErr == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster did not reach size %d: %w", size, lastErr)
+		case <-tick.C:
+		}
+	}
+}
+
+// wsrepStatus reads SHOW GLOBAL STATUS LIKE 'wsrep%' from node n, over TCP
+// as the sandbox admin, or over the socket as root before that user exists.
+func (sb *Sandbox) wsrepStatus(ctx context.Context, n Node) (map[string]string, error) {
+	db, err := sb.DB(n.Name)
+	if err != nil {
+		return nil, err
+	}
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	rows, err := db.QueryContext(qctx, "SHOW GLOBAL STATUS LIKE 'wsrep%'")
+	if err != nil {
+		var me *mysql.MySQLError
+		// Before the sandbox accounts exist the server answers 1130 (host
+		// not allowed) or 1045 (access denied): ask over the socket.
+		if asMySQLError(err, &me) && (me.Number == 1045 || me.Number == 1130) {
+			return sb.wsrepStatusSocket(qctx, n)
+		}
+		return nil, err
+	}
+	defer rows.Close()
+	st := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		st[strings.ToLower(k)] = v
+	}
+	return st, rows.Err()
+}
+
+func (sb *Sandbox) wsrepStatusSocket(ctx context.Context, n Node) (map[string]string, error) {
+	out, err := sb.socketSQL(ctx, n, "SHOW GLOBAL STATUS LIKE 'wsrep%'")
+	if err != nil {
+		return nil, err
+	}
+	st := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, "\t"); ok {
+			st[strings.ToLower(k)] = v
+		}
+	}
+	return st, nil
+}
+
+// socketSQL runs SQL as root over the node's unix socket with the mariadb
+// client: root authenticates by unix_socket, which needs no password.
+func (sb *Sandbox) socketSQL(ctx context.Context, n Node, query string) (string, error) {
+	cmd := exec.CommandContext(ctx, "mariadb", "--no-defaults", "--socket="+sb.socket(n), "-uroot", "-N", "-B", "-e", query)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s: %v: %s", n.Name, err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// installDB creates the system tables of the first node. The other nodes
+// get theirs by state transfer.
+func (sb *Sandbox) installDB(ctx context.Context, n Node) error {
+	sb.ctl.Progress(n.Name, "creating system tables")
+	cmd := exec.CommandContext(ctx, "mariadb-install-db", "--defaults-file="+sb.cnfPath(n),
+		"--user=mysql", "--auth-root-authentication-method=socket", "--skip-test-db")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tail := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(tail) > 8 {
+			tail = tail[len(tail)-8:]
+		}
+		return fmt.Errorf("mariadb-install-db for %s failed: %v:\n  %s", n.Name, err, strings.Join(tail, "\n  "))
+	}
+	return nil
+}
+
+// createUsers creates the sandbox accounts on the bootstrap node; Galera
+// replicates them. Accounts exist for '%', 'localhost' and '127.0.0.1'
+// and the anonymous accounts are dropped: an anonymous ''@'localhost'
+// would otherwise shadow 'app'@'%' for local clients (FIELD-NOTES.md).
+func (sb *Sandbox) createUsers(ctx context.Context, n Node) error {
+	c := sb.Credentials
+	hosts := []string{"%", "localhost", "127.0.0.1"}
+	var q strings.Builder
+	q.WriteString("DROP USER IF EXISTS ''@'localhost'; ")
+	if h, err := os.Hostname(); err == nil {
+		fmt.Fprintf(&q, "DROP USER IF EXISTS ''@'%s'; ", h)
+	}
+	for _, h := range hosts {
+		fmt.Fprintf(&q, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s'; GRANT ALL ON *.* TO '%s'@'%s' WITH GRANT OPTION; ", c.AdminUser, h, c.AdminPassword, c.AdminUser, h)
+		fmt.Fprintf(&q, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s'; GRANT ALL ON `app`.* TO '%s'@'%s'; GRANT ALL ON `sbtest`.* TO '%s'@'%s'; ", c.AppUser, h, c.AppPassword, c.AppUser, h, c.AppUser, h)
+		// SHOW GLOBAL STATUS/VARIABLES need no privilege on MariaDB.
+		fmt.Fprintf(&q, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s'; ", c.MonitorUser, h, c.MonitorPassword)
+	}
+	fmt.Fprintf(&q, "CREATE USER '%s'@'localhost' IDENTIFIED BY '%s'; GRANT RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR ON *.* TO '%s'@'localhost'; ", c.SSTUser, c.SSTPassword, c.SSTUser)
+	q.WriteString("CREATE DATABASE IF NOT EXISTS app; CREATE DATABASE IF NOT EXISTS sbtest;")
+	if _, err := sb.socketSQL(ctx, n, q.String()); err != nil {
+		return fmt.Errorf("create sandbox users: %w", err)
+	}
+	sb.ctl.Progress(n.Name, "created users "+c.AdminUser+", "+c.AppUser+", "+c.MonitorUser)
+	return nil
+}
+
+var recoveredRE = regexp.MustCompile(`Recovered position:?\s+([0-9a-f-]{36}):(-?\d+)`)
+
+// position returns node n's last committed position. After a crash
+// grastate.dat says seqno -1; the real position is then recovered from
+// InnoDB with mariadbd --wsrep-recover, as Galera's documentation says.
+func (sb *Sandbox) position(ctx context.Context, n Node) (GraState, error) {
+	g, err := readGraState(sb.grastate(n))
+	if err != nil {
+		return g, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if g.Seqno >= 0 {
+		return g, nil
+	}
+	sb.ctl.Progress(n.Name, "grastate.dat has seqno -1 (crash): recovering position with --wsrep-recover")
+	off := fileSize(sb.errLog(n))
+	pid, err := sb.startProcess(n, []string{"--wsrep-recover"}, true)
+	if err != nil {
+		return g, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := waitExit(wctx, pid, "--wsrep-recover"); err != nil {
+		return g, fmt.Errorf("%s: --wsrep-recover did not finish: %w", n.Name, err)
+	}
+	for _, line := range readFrom(sb.errLog(n), &off) {
+		if m := recoveredRE.FindStringSubmatch(line); m != nil {
+			g.UUID = m[1]
+			g.Seqno, _ = strconv.ParseInt(m[2], 10, 64)
+		}
+	}
+	if g.Seqno < 0 {
+		return g, sb.startFailure(n, "position could not be recovered with --wsrep-recover")
+	}
+	return g, nil
+}
+
+// DSN returns a go-sql-driver DSN for node as user/password.
+func (sb *Sandbox) DSN(node, user, password string) (string, error) {
+	n, err := sb.Node(node)
+	if err != nil {
+		return "", err
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", n.Addr()
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 2*time.Second, 5*time.Second, 5*time.Second
+	return cfg.FormatDSN(), nil
+}
+
+// AdminDSN, AppDSN and MonitorDSN are DSNs for the sandbox's accounts.
+func (sb *Sandbox) AdminDSN(node string) (string, error) {
+	return sb.DSN(node, sb.Credentials.AdminUser, sb.Credentials.AdminPassword)
+}
+
+// AppDSN is the DSN of the application account on node.
+func (sb *Sandbox) AppDSN(node string) (string, error) {
+	return sb.DSN(node, sb.Credentials.AppUser, sb.Credentials.AppPassword)
+}
+
+// MonitorDSN is the DSN of the least-privilege monitor account on node.
+func (sb *Sandbox) MonitorDSN(node string) (string, error) {
+	return sb.DSN(node, sb.Credentials.MonitorUser, sb.Credentials.MonitorPassword)
+}
+
+// DB returns a shared admin connection pool for node.
+func (sb *Sandbox) DB(node string) (*sql.DB, error) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if db := sb.dbs[node]; db != nil {
+		return db, nil
+	}
+	dsn, err := sb.AdminDSN(node)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxIdleConns(2)
+	db.SetConnMaxIdleTime(30 * time.Second)
+	sb.dbs[node] = db
+	return db, nil
+}
+
+func (sb *Sandbox) closeDB(node string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if db := sb.dbs[node]; db != nil {
+		db.Close()
+		delete(sb.dbs, node)
+	}
+}
+
+func (sb *Sandbox) closeAllDBs() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	for k, db := range sb.dbs {
+		db.Close()
+		delete(sb.dbs, k)
+	}
+}
