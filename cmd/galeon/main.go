@@ -21,6 +21,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sandbox", "run local MariaDB Galera clusters (up, status, stop, start, add, remove, kill, ...)", runSandbox},
+		{"proxy", "MySQL-protocol proxy with read/write split, pooling and multiplexing", runProxy},
 		{"status", "live wsrep view of a Galera cluster, one line per node per interval", runStatus},
 		{"version", "print the galeon version", func(context.Context, []string) error {
 			fmt.Println("galeon", version)

@@ -40,6 +40,12 @@ func runSandbox(ctx context.Context, args []string) error {
 		return errors.New("an action is required")
 	}
 	action := args[0]
+	switch action {
+	case "up", "status", "stop", "start", "destroy", "add", "env", "remove", "kill", "pause", "resume", "restart":
+	default:
+		fmt.Fprint(os.Stderr, sandboxUsage)
+		return fmt.Errorf("unknown action %q", action)
+	}
 	fs := flag.NewFlagSet("sandbox "+action, flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(os.Stderr, sandboxUsage) }
 	name := fs.String("name", sandbox.DefaultName, "sandbox name")
@@ -69,6 +75,9 @@ func runSandbox(ctx context.Context, args []string) error {
 		return pos[0], nil
 	}
 	if action == "up" {
+		if *nodes < 1 || *nodes > sandbox.MaxNodes {
+			return fmt.Errorf("--nodes %d: a sandbox has 1 to %d nodes", *nodes, sandbox.MaxNodes)
+		}
 		sb, err := sandbox.Up(ctx, sandbox.Options{Name: *name, Nodes: *nodes, BasePort: *basePort, Dir: *dir,
 			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Control: ctl})
 		if err != nil {
@@ -123,11 +132,9 @@ func runSandbox(ctx context.Context, args []string) error {
 		return sb.Pause(node)
 	case "resume":
 		return sb.Resume(node)
-	case "restart":
+	default: // "restart"; actions were validated above
 		return sb.Restart(ctx, node)
 	}
-	fmt.Fprint(os.Stderr, sandboxUsage)
-	return fmt.Errorf("unknown action %q", action)
 }
 
 func printConnectInfo(sb *sandbox.Sandbox) {

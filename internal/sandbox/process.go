@@ -220,7 +220,7 @@ func (s *State) stopProcess(ctx context.Context, n Node, timeout time.Duration) 
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := waitExit(wctx, pid, marker); err == nil {
-		return nil
+		return s.sweep(ctx, n)
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	kctx, kcancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -228,5 +228,46 @@ func (s *State) stopProcess(ctx context.Context, n Node, timeout time.Duration) 
 	if err := waitExit(kctx, pid, marker); err != nil {
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", n.Name, pid)
 	}
+	_ = s.sweep(kctx, n)
 	return fmt.Errorf("%s did not shut down within %s and was killed", n.Name, timeout)
+}
+
+// sweep stops, by PID, every process still running from node n's
+// directory: the SST script and rsync daemon a joiner spawns outlive a
+// mariadbd that died, and a sandbox must leave nothing behind. Matching on
+// the node's own directory (unique per sandbox) never touches anything
+// this sandbox did not start.
+func (s *State) sweep(ctx context.Context, n Node) error {
+	marker := []byte(s.nodeDir(n) + "/")
+	find := func() []int {
+		var pids []int
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err == nil && bytes.Contains(cmdline, marker) && processState(pid) != "Z" {
+				pids = append(pids, pid)
+			}
+		}
+		return pids
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		pids := find()
+		if len(pids) == 0 {
+			return nil
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: processes %v did not exit after SIGKILL", n.Name, pids)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -262,7 +262,10 @@ func (sb *Sandbox) Kill(name string) error {
 	sb.closeDB(n.Name)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return waitExit(ctx, pid, "--defaults-file="+sb.cnfPath(n))
+	if err := waitExit(ctx, pid, "--defaults-file="+sb.cnfPath(n)); err != nil {
+		return err
+	}
+	return sb.sweep(ctx, n)
 }
 
 // Pause freezes a node with SIGSTOP: it holds its sockets but answers
@@ -415,16 +418,8 @@ func (sb *Sandbox) Stop(ctx context.Context) error {
 func (sb *Sandbox) Destroy(ctx context.Context) error {
 	sb.closeAllDBs()
 	for _, n := range sb.Nodes {
-		pid := sb.pid(n)
-		if pid == 0 {
-			continue
-		}
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := waitExit(wctx, pid, "--defaults-file="+sb.cnfPath(n))
-		cancel()
-		if err != nil {
-			return fmt.Errorf("%s (pid %d) did not exit: %w", n.Name, pid, err)
+		if err := sb.sweep(ctx, n); err != nil {
+			return err
 		}
 	}
 	if !strings.HasPrefix(sb.Dir, "/") || len(sb.Dir) < 5 {
@@ -466,12 +461,7 @@ func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
 
 // abandonNode undoes a failed Add.
 func (sb *Sandbox) abandonNode(n Node) {
-	if pid := sb.pid(n); pid != 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = waitExit(ctx, pid, "--defaults-file="+sb.cnfPath(n))
-		cancel()
-	}
+	_ = sb.sweep(context.Background(), n)
 	sb.Nodes = removeNode(sb.Nodes, n.Name)
 	_ = sb.save()
 	_ = sb.rewriteConfigs()

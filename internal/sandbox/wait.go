@@ -180,11 +180,14 @@ func (sb *Sandbox) installDB(ctx context.Context, n Node) error {
 	cmd := exec.CommandContext(ctx, "mariadb-install-db", "--defaults-file="+sb.cnfPath(n),
 		"--user=mysql", "--auth-root-authentication-method=socket", "--skip-test-db")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		tail := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(tail) > 8 {
-			tail = tail[len(tail)-8:]
+		// install-db logs to the node's error log (log-error in my.cnf);
+		// its own output only says that it failed.
+		why := logExcerpt(sb.errLog(n), 8)
+		if len(why) == 0 {
+			why = strings.Split(strings.TrimSpace(string(out)), "\n")
+			why = why[max(0, len(why)-8):]
 		}
-		return fmt.Errorf("mariadb-install-db for %s failed: %v:\n  %s", n.Name, err, strings.Join(tail, "\n  "))
+		return fmt.Errorf("%s: mariadb-install-db failed (%v); from %s:\n  %s\nfix the cause above and retry", n.Name, err, sb.errLog(n), strings.Join(why, "\n  "))
 	}
 	return nil
 }

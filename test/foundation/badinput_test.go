@@ -39,7 +39,7 @@ func TestSandboxBadInput(t *testing.T) {
 			ServerOptions: map[string]string{"no_such_server_option": "1"},
 			Control:       sandbox.Control{KillWithParent: true, NodeTimeout: time.Minute},
 		})
-		wantErr(t, err, "node1 exited during start-up", "unknown variable 'no_such_server_option=1'", "destroy")
+		wantErr(t, err, "node1", "unknown variable 'no_such_server_option=1'", "retry")
 		assertGone(t, dir)
 	})
 

@@ -155,7 +155,8 @@ func Status(t testing.TB, sb *sandbox.Sandbox, node, name string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var k, v string
-	if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE ?", name).Scan(&k, &v); err != nil {
+	// SHOW takes no placeholders; name is a trusted identifier from the test.
+	if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE '"+name+"'").Scan(&k, &v); err != nil {
 		t.Fatalf("%s: SHOW GLOBAL STATUS LIKE %q: %v", node, name, err)
 	}
 	return v

@@ -1,0 +1,206 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// Conn is one authenticated connection to a node.
+type Conn struct {
+	*mysqlproto.Conn
+	nc   net.Conn
+	bw   *bufio.Writer
+	pool *Pool
+	// Caps are the capabilities negotiated with the node.
+	Caps mysqlproto.Capability
+	// ThreadID is the node's connection id (CONNECTION_ID()).
+	ThreadID uint32
+
+	// Session state as applied on this connection; the proxy diffs it
+	// against a client session's wanted state before use.
+	Schema string
+	// Vars maps a session variable name to the SET expression applied.
+	Vars map[string]string
+	// VarOrder keeps the order variables were set in.
+	VarOrder []string
+	// MultiStatements is the COM_SET_OPTION state.
+	MultiStatements bool
+	// Stmts caches statements prepared on this connection, by SQL text.
+	Stmts map[string]*Stmt
+	// Dirty marks state that cannot be diffed (temporary tables, user
+	// variables, locks): the connection is reset before reuse.
+	Dirty bool
+
+	lastUsed time.Time
+	broken   bool
+}
+
+// Stmt is a statement prepared on one backend connection.
+type Stmt struct {
+	ID         uint32
+	NumParams  uint16
+	NumColumns uint16
+	// TypesSent: the node has the parameter types for this statement
+	// (COM_STMT_EXECUTE may omit them once sent).
+	TypesSent bool
+}
+
+// Server returns the node name this connection belongs to.
+func (c *Conn) Server() string { return c.pool.server.Name }
+
+// Pool returns the pool the connection belongs to.
+func (c *Conn) Pool() *Pool { return c.pool }
+
+// MarkBroken makes Release close the connection instead of pooling it.
+func (c *Conn) MarkBroken() { c.broken = true }
+
+// Broken reports whether the connection was marked broken.
+func (c *Conn) Broken() bool { return c.broken }
+
+// SetDeadline bounds the next reads and writes (zero clears it).
+func (c *Conn) SetDeadline(t time.Time) { _ = c.nc.SetDeadline(t) }
+
+// Close closes the network connection.
+func (c *Conn) Close() error { return c.nc.Close() }
+
+// dial connects and authenticates to addr.
+func dial(ctx context.Context, addr string, cfg mysqlproto.ClientConfig, timeout time.Duration) (*Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	deadline, _ := ctx.Deadline()
+	_ = nc.SetDeadline(deadline)
+	br := bufio.NewReaderSize(nc, 16*1024)
+	bw := bufio.NewWriterSize(nc, 16*1024)
+	pc := mysqlproto.NewConn(br, bw, mysqlproto.DefaultMaxPacketSize)
+	pkt, err := pc.ReadPacket()
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("read handshake: %w", err)
+	}
+	hs, err := mysqlproto.ParseHandshake(pkt)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	auth, err := mysqlproto.NewClientAuth(&cfg, hs)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if err := auth.Run(pc); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return &Conn{
+		Conn: pc, nc: nc, bw: bw, Caps: auth.Capabilities(), ThreadID: hs.ConnectionID,
+		Schema: cfg.Database, Vars: map[string]string{}, Stmts: map[string]*Stmt{},
+		MultiStatements: auth.Capabilities().Has(mysqlproto.ClientMultiStatements),
+	}, nil
+}
+
+// SimpleCommand sends a command whose answer is a single OK/ERR packet
+// (COM_PING, COM_INIT_DB, COM_RESET_CONNECTION, a SET) and returns the
+// server's error, if any, as *mysqlproto.SQLError.
+func (c *Conn) SimpleCommand(payload []byte) error {
+	c.ResetSeq()
+	if err := c.WritePacket(payload); err != nil {
+		c.broken = true
+		return err
+	}
+	if err := c.Flush(); err != nil {
+		c.broken = true
+		return err
+	}
+	return c.readOKorErr()
+}
+
+func (c *Conn) readOKorErr() error {
+	pkt, err := c.ReadPacket()
+	if err != nil {
+		c.broken = true
+		return err
+	}
+	switch {
+	case mysqlproto.IsErr(pkt):
+		e, perr := mysqlproto.ParseErr(pkt)
+		if perr != nil {
+			c.broken = true
+			return perr
+		}
+		return e
+	case mysqlproto.IsOK(pkt) || mysqlproto.IsEOF(pkt, false):
+		return nil
+	}
+	c.broken = true
+	return fmt.Errorf("unexpected reply 0x%02x", pkt[0])
+}
+
+// Query runs a statement and discards its result (of any shape), for
+// state replay. It returns the server's error if any.
+func (c *Conn) Query(q string) error {
+	c.ResetSeq()
+	if err := c.WritePacket(mysqlproto.AppendComQuery(nil, q, c.Caps)); err != nil {
+		c.broken = true
+		return err
+	}
+	if err := c.Flush(); err != nil {
+		c.broken = true
+		return err
+	}
+	return c.Discard(mysqlproto.ResponseQuery)
+}
+
+// Discard reads and drops one whole response of the given kind.
+func (c *Conn) Discard(kind mysqlproto.ResponseKind) error {
+	var f mysqlproto.ResponseFramer
+	f.Reset(kind, c.Caps)
+	for {
+		pkt, err := c.ReadPacket()
+		if err != nil {
+			c.broken = true
+			return err
+		}
+		st, err := f.Next(pkt)
+		if err != nil {
+			c.broken = true
+			return err
+		}
+		if st == mysqlproto.FrameDone {
+			if code, isErr := f.ErrorCode(); isErr {
+				e, _ := mysqlproto.ParseErr(pkt)
+				if e == nil {
+					e = mysqlproto.NewSQLError(code, "error %d", code)
+				}
+				return e
+			}
+			return nil
+		}
+		if st == mysqlproto.FrameLocalInfile {
+			c.broken = true
+			return fmt.Errorf("unexpected LOCAL INFILE request")
+		}
+	}
+}
+
+// Dial opens a standalone connection (health checks), outside any pool.
+func Dial(ctx context.Context, addr string, prof Profile, timeout time.Duration) (*Conn, error) {
+	cfg := mysqlproto.ClientConfig{User: prof.User, Password: prof.Password, AllowPublicKeyRetrieval: true}
+	return dial(ctx, addr, cfg, timeout)
+}
+
+// Ping sends COM_PING.
+func (c *Conn) Ping() error { return c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}) }

@@ -1,0 +1,273 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// ServerInfo names a node and says where it is.
+type ServerInfo struct {
+	Name string
+	Addr string
+}
+
+// Profile is what must match between a client session and a backend
+// connection for raw packet relay to be correct: the user it logs in as,
+// the wire-format capabilities (EOF deprecation, session tracking, found
+// rows, multi-statements...) and the connection collation.
+type Profile struct {
+	User     string
+	Password string
+	Caps     mysqlproto.Capability
+	Charset  byte
+}
+
+// ProfileCaps are the capability bits that change what the server sends
+// or how it counts, so connections are pooled separately for each value.
+const ProfileCaps = mysqlproto.ClientFoundRows | mysqlproto.ClientIgnoreSpace |
+	mysqlproto.ClientInteractive | mysqlproto.ClientMultiStatements | mysqlproto.ClientMultiResults |
+	mysqlproto.ClientPSMultiResults | mysqlproto.ClientSessionTrack | mysqlproto.ClientDeprecateEOF
+
+// Options size and time a pool.
+type Options struct {
+	MaxConns       int
+	ConnectTimeout time.Duration
+	IdleTimeout    time.Duration
+	PingAfterIdle  time.Duration
+}
+
+// Stats are the counters of one node's pools, as stats_connection_pool
+// shows them.
+type Stats struct {
+	ConnUsed, ConnFree, ConnOK, ConnERR, MaxConnUsed int64
+	Queries, BytesSent, BytesRecv                    int64
+	LatencyUs                                        int64
+}
+
+// Pool holds one node's idle connections for every profile, under one
+// limit on open connections.
+type Pool struct {
+	server ServerInfo
+	opts   Options
+
+	mu     sync.Mutex
+	idle   map[Profile][]*Conn
+	open   int
+	waitCh chan struct{} // closed and replaced when a slot frees
+
+	connOK, connErr, maxUsed atomic.Int64
+	used                     atomic.Int64
+	queries                  atomic.Int64
+	bytesSent, bytesRecv     atomic.Int64
+	latencyUs                atomic.Int64
+	lastErr                  atomic.Pointer[string]
+}
+
+// NewPool creates the pool of one node.
+func NewPool(s ServerInfo, o Options) *Pool {
+	return &Pool{server: s, opts: o, idle: map[Profile][]*Conn{}, waitCh: make(chan struct{})}
+}
+
+// Server is the node this pool connects to.
+func (p *Pool) Server() ServerInfo { return p.server }
+
+// ErrPoolFull says every connection allowed to this node is in use.
+var ErrPoolFull = errors.New("connection limit reached")
+
+// Get returns a connection for profile: an idle one (pinged first if it
+// sat idle longer than PingAfterIdle), else a new one, waiting for a free
+// slot until ctx ends.
+func (p *Pool) Get(ctx context.Context, prof Profile) (*Conn, error) {
+	for {
+		p.mu.Lock()
+		if list := p.idle[prof]; len(list) > 0 {
+			c := list[len(list)-1]
+			p.idle[prof] = list[:len(list)-1]
+			p.mu.Unlock()
+			if time.Since(c.lastUsed) > p.opts.PingAfterIdle {
+				if err := c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}); err != nil {
+					p.discard(c)
+					continue
+				}
+			}
+			p.markUsed()
+			return c, nil
+		}
+		if p.open < p.opts.MaxConns {
+			p.open++
+			p.mu.Unlock()
+			c, err := p.connect(ctx, prof)
+			if err != nil {
+				p.release()
+				return nil, err
+			}
+			p.markUsed()
+			return c, nil
+		}
+		// Full: close an idle connection of another profile to make room,
+		// else wait for a slot.
+		if victim := p.takeOtherIdle(prof); victim != nil {
+			p.mu.Unlock()
+			p.discard(victim)
+			continue
+		}
+		wait := p.waitCh
+		p.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: %w (%d connections in use)", p.server.Name, ErrPoolFull, p.opts.MaxConns)
+		}
+	}
+}
+
+func (p *Pool) takeOtherIdle(prof Profile) *Conn {
+	for k, list := range p.idle {
+		if k != prof && len(list) > 0 {
+			c := list[0]
+			p.idle[k] = list[1:]
+			return c
+		}
+	}
+	return nil
+}
+
+func (p *Pool) markUsed() {
+	n := p.used.Add(1)
+	for {
+		m := p.maxUsed.Load()
+		if n <= m || p.maxUsed.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
+	cfg := mysqlproto.ClientConfig{
+		User: prof.User, Password: prof.Password, Charset: prof.Charset,
+		Capabilities: mysqlproto.DefaultClientCapabilities&^ProfileCaps | prof.Caps,
+		// The proxy's backends are its own nodes, reached on a trusted
+		// network or loopback; TLS to backends is a later option.
+		AllowPublicKeyRetrieval: true,
+	}
+	start := time.Now()
+	c, err := dial(ctx, p.server.Addr, cfg, p.opts.ConnectTimeout)
+	if err != nil {
+		p.connErr.Add(1)
+		msg := err.Error()
+		p.lastErr.Store(&msg)
+		return nil, fmt.Errorf("%s (%s): %w", p.server.Name, p.server.Addr, err)
+	}
+	p.latencyUs.Store(time.Since(start).Microseconds())
+	p.connOK.Add(1)
+	c.pool = p
+	c.lastUsed = time.Now()
+	return c, nil
+}
+
+// LastError is the last connect error seen for this node, or "".
+func (p *Pool) LastError() string {
+	if s := p.lastErr.Load(); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// Put returns a connection to the pool. Broken or dirty connections are
+// reset or closed; the caller must not use c afterwards.
+func (p *Pool) Put(c *Conn, prof Profile) {
+	p.used.Add(-1)
+	if c.broken {
+		p.discard(c)
+		return
+	}
+	if c.Dirty {
+		// COM_RESET_CONNECTION drops temporary tables, user variables,
+		// locks and prepared statements, and restores session defaults.
+		if err := c.SimpleCommand([]byte{byte(mysqlproto.ComResetConnection)}); err != nil {
+			p.discard(c)
+			return
+		}
+		c.Dirty = false
+		c.Vars = map[string]string{}
+		c.VarOrder = c.VarOrder[:0]
+		c.Stmts = map[string]*Stmt{}
+		c.MultiStatements = c.Caps.Has(mysqlproto.ClientMultiStatements)
+	}
+	c.lastUsed = time.Now()
+	p.mu.Lock()
+	p.idle[prof] = append(p.idle[prof], c)
+	p.mu.Unlock()
+}
+
+// Discard closes a connection taken from the pool.
+func (p *Pool) Discard(c *Conn) {
+	p.used.Add(-1)
+	p.discard(c)
+}
+
+func (p *Pool) discard(c *Conn) {
+	c.Close()
+	p.release()
+}
+
+func (p *Pool) release() {
+	p.mu.Lock()
+	p.open--
+	close(p.waitCh)
+	p.waitCh = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// CloseIdle closes idle connections older than the idle timeout (all of
+// them when all is true, e.g. when the node goes offline).
+func (p *Pool) CloseIdle(all bool) {
+	var victims []*Conn
+	p.mu.Lock()
+	for k, list := range p.idle {
+		keep := list[:0]
+		for _, c := range list {
+			if all || time.Since(c.lastUsed) > p.opts.IdleTimeout {
+				victims = append(victims, c)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		p.idle[k] = keep
+	}
+	p.mu.Unlock()
+	for _, c := range victims {
+		p.discard(c)
+	}
+}
+
+// CountQuery records one statement and its traffic for the stats.
+func (p *Pool) CountQuery(sent, recv int) {
+	p.queries.Add(1)
+	p.bytesSent.Add(int64(sent))
+	p.bytesRecv.Add(int64(recv))
+}
+
+// SetLatency records a health-check round trip.
+func (p *Pool) SetLatency(d time.Duration) { p.latencyUs.Store(d.Microseconds()) }
+
+// Stats returns the pool's counters.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	free := 0
+	for _, l := range p.idle {
+		free += len(l)
+	}
+	p.mu.Unlock()
+	return Stats{
+		ConnUsed: p.used.Load(), ConnFree: int64(free), ConnOK: p.connOK.Load(), ConnERR: p.connErr.Load(),
+		MaxConnUsed: p.maxUsed.Load(), Queries: p.queries.Load(), BytesSent: p.bytesSent.Load(),
+		BytesRecv: p.bytesRecv.Load(), LatencyUs: p.latencyUs.Load(),
+	}
+}

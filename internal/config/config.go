@@ -1,0 +1,294 @@
+// Package config loads and validates galeon's TOML configuration. Every
+// problem is reported at load time with the key it concerns ("servers[2].
+// address: ..."), all problems at once, so an operator fixes a file in one
+// pass and the proxy never starts half-configured.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Hostgroup names known to the router. Query rules and hints may route to
+// either; per-user defaults choose where statements go when nothing else
+// decides.
+const (
+	HostgroupWriter = "writer"
+	HostgroupReader = "reader"
+)
+
+// Config is the whole file.
+type Config struct {
+	Proxy      Proxy       `toml:"proxy"`
+	Admin      Admin       `toml:"admin"`
+	Pool       Pool        `toml:"pool"`
+	Users      []User      `toml:"users"`
+	Servers    []Server    `toml:"servers"`
+	QueryRules []QueryRule `toml:"query_rules"`
+}
+
+// Proxy is the client-facing MySQL endpoint.
+type Proxy struct {
+	Listen        string   `toml:"listen"`
+	ServerVersion string   `toml:"server_version"`
+	MaxPacketSize Size     `toml:"max_packet_size"`
+	NoBackendWait Duration `toml:"no_backend_timeout"`
+	MaxClients    int      `toml:"max_clients"`
+	TLSCert       string   `toml:"tls_cert"`
+	TLSKey        string   `toml:"tls_key"`
+	RequireTLS    bool     `toml:"require_tls"`
+	// RSAKey is a PEM private key for caching_sha2_password full
+	// authentication without TLS; generated at start when empty.
+	RSAKey string `toml:"rsa_key"`
+}
+
+// Admin is the operators' endpoint.
+type Admin struct {
+	Listen     string `toml:"listen"`
+	HTTPListen string `toml:"http_listen"`
+	User       string `toml:"user"`
+	// Password empty: one is generated at start and printed.
+	Password string `toml:"password"`
+}
+
+// Pool sizes and times the per-node backend connection pools.
+type Pool struct {
+	MaxConnections int      `toml:"max_connections"`
+	MinIdle        int      `toml:"min_idle"`
+	ConnectTimeout Duration `toml:"connect_timeout"`
+	IdleTimeout    Duration `toml:"idle_timeout"`
+	// PingAfterIdle: a connection idle longer than this is pinged before
+	// it is handed out (health on borrow).
+	PingAfterIdle  Duration `toml:"ping_after_idle"`
+	HealthInterval Duration `toml:"health_interval"`
+}
+
+// User maps a client account to backend credentials.
+type User struct {
+	Name string `toml:"name"`
+	// Password is the client's password, plain, or a mysql_native_password
+	// hash "*HEX" (then only mysql_native_password clients can log in).
+	Password         string `toml:"password"`
+	BackendUser      string `toml:"backend_user"`
+	BackendPassword  string `toml:"backend_password"`
+	DefaultHostgroup string `toml:"default_hostgroup"`
+	DefaultSchema    string `toml:"default_schema"`
+	MaxConnections   int    `toml:"max_connections"`
+	// AuthPlugin is what clients authenticate with: mysql_native_password
+	// (default, what MariaDB clients expect) or caching_sha2_password.
+	AuthPlugin string `toml:"auth_plugin"`
+}
+
+// Server is one backend node. A weight of 0 keeps the node out of that
+// hostgroup. Reader weights are the operator's and are never rewritten.
+type Server struct {
+	Name         string `toml:"name"`
+	Address      string `toml:"address"`
+	WriterWeight int    `toml:"writer_weight"`
+	ReaderWeight int    `toml:"reader_weight"`
+}
+
+// QueryRule routes statements whose text matches Match (a regular
+// expression) or whose digest equals Digest to Destination. First match
+// wins; rules are tried in file order.
+type QueryRule struct {
+	Match       string `toml:"match"`
+	Digest      string `toml:"digest"`
+	User        string `toml:"user"`
+	Destination string `toml:"destination"`
+}
+
+// Defaults is the configuration of an empty file.
+func Defaults() Config {
+	return Config{
+		Proxy: Proxy{
+			Listen:        "127.0.0.1:6033",
+			ServerVersion: "10.11.19-MariaDB-galeon",
+			MaxPacketSize: 64 << 20,
+			NoBackendWait: Duration(2 * time.Second),
+			MaxClients:    20000,
+		},
+		Admin: Admin{Listen: "127.0.0.1:6032", HTTPListen: "127.0.0.1:6080", User: "admin"},
+		Pool: Pool{
+			MaxConnections: 200,
+			ConnectTimeout: Duration(2 * time.Second),
+			IdleTimeout:    Duration(5 * time.Minute),
+			PingAfterIdle:  Duration(5 * time.Second),
+			HealthInterval: Duration(time.Second),
+		},
+	}
+}
+
+// Load reads path over the defaults and validates the result.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(string(b), path)
+}
+
+// Parse decodes TOML text (name is used in messages) and validates it.
+func Parse(text, name string) (*Config, error) {
+	cfg := Defaults()
+	md, err := toml.Decode(text, &cfg)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return nil, fmt.Errorf("%s: line %d: %s", name, perr.Position.Line, perr.Message)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var problems []string
+	for _, k := range md.Undecoded() {
+		problems = append(problems, fmt.Sprintf("%s: unknown key (check the spelling; see the README for the keys galeon knows)", k))
+	}
+	problems = append(problems, cfg.Validate()...)
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s: invalid configuration:\n  %s", name, strings.Join(problems, "\n  "))
+	}
+	return &cfg, nil
+}
+
+// Validate returns one message per problem, each naming its key.
+func (c *Config) Validate() []string {
+	var p []string
+	add := func(key, format string, args ...any) {
+		p = append(p, key+": "+fmt.Sprintf(format, args...))
+	}
+	checkAddr := func(key, addr string, optional bool) {
+		if addr == "" && optional {
+			return
+		}
+		if _, port, err := net.SplitHostPort(addr); err != nil {
+			add(key, "%q is not host:port (%v)", addr, err)
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			add(key, "port %q is not a number between 0 and 65535", port)
+		}
+	}
+	checkAddr("proxy.listen", c.Proxy.Listen, false)
+	checkAddr("admin.listen", c.Admin.Listen, true)
+	checkAddr("admin.http_listen", c.Admin.HTTPListen, true)
+	if c.Proxy.MaxPacketSize < 1024 || c.Proxy.MaxPacketSize > 1<<30 {
+		add("proxy.max_packet_size", "%d is out of range (1KiB to 1GiB)", c.Proxy.MaxPacketSize)
+	}
+	if c.Proxy.NoBackendWait <= 0 {
+		add("proxy.no_backend_timeout", "must be positive, e.g. \"2s\"")
+	}
+	if (c.Proxy.TLSCert == "") != (c.Proxy.TLSKey == "") {
+		add("proxy.tls_cert", "tls_cert and tls_key must be given together")
+	}
+	if c.Proxy.RequireTLS && c.Proxy.TLSCert == "" {
+		add("proxy.require_tls", "needs tls_cert and tls_key")
+	}
+	if c.Admin.User == "" {
+		add("admin.user", "must not be empty")
+	}
+	if c.Pool.MaxConnections < 1 {
+		add("pool.max_connections", "must be at least 1")
+	}
+	if c.Pool.MinIdle < 0 || c.Pool.MinIdle > c.Pool.MaxConnections {
+		add("pool.min_idle", "must be between 0 and pool.max_connections")
+	}
+	for key, d := range map[string]Duration{"pool.connect_timeout": c.Pool.ConnectTimeout, "pool.idle_timeout": c.Pool.IdleTimeout, "pool.health_interval": c.Pool.HealthInterval} {
+		if d <= 0 {
+			add(key, "must be positive, e.g. \"2s\"")
+		}
+	}
+	if len(c.Servers) == 0 {
+		add("servers", "at least one [[servers]] entry is required")
+	}
+	names := map[string]bool{}
+	writers := 0
+	for i, s := range c.Servers {
+		key := fmt.Sprintf("servers[%d]", i)
+		if s.Name == "" {
+			add(key+".name", "must not be empty")
+		} else if names[s.Name] {
+			add(key+".name", "%q is used twice", s.Name)
+		}
+		names[s.Name] = true
+		checkAddr(key+".address", s.Address, false)
+		if s.WriterWeight < 0 {
+			add(key+".writer_weight", "must be 0 or more")
+		}
+		if s.ReaderWeight < 0 {
+			add(key+".reader_weight", "must be 0 or more")
+		}
+		if s.WriterWeight > 0 {
+			writers++
+		}
+	}
+	if len(c.Servers) > 0 && writers == 0 {
+		add("servers", "no server has writer_weight > 0: writes would have nowhere to go")
+	}
+	users := map[string]bool{}
+	for i, u := range c.Users {
+		key := fmt.Sprintf("users[%d]", i)
+		if u.Name == "" {
+			add(key+".name", "must not be empty")
+		} else if users[u.Name] {
+			add(key+".name", "%q is defined twice", u.Name)
+		}
+		users[u.Name] = true
+		if strings.HasPrefix(u.Password, "*") && len(u.Password) != 41 {
+			add(key+".password", "a hash must be '*' and 40 hex digits (as in mysql.user)")
+		}
+		if u.DefaultHostgroup != "" && !validHostgroup(u.DefaultHostgroup) {
+			add(key+".default_hostgroup", "%q: use %q or %q", u.DefaultHostgroup, HostgroupWriter, HostgroupReader)
+		}
+		switch u.AuthPlugin {
+		case "", "mysql_native_password":
+		case "caching_sha2_password":
+			if strings.HasPrefix(u.Password, "*") {
+				add(key+".auth_plugin", "caching_sha2_password needs the plain password, not a mysql_native_password hash")
+			}
+		default:
+			add(key+".auth_plugin", "%q: use mysql_native_password or caching_sha2_password", u.AuthPlugin)
+		}
+		if strings.HasPrefix(u.Password, "*") && u.BackendPassword == "" {
+			add(key+".backend_password", "required when password is a hash: galeon must log into the nodes")
+		}
+		if u.MaxConnections < 0 {
+			add(key+".max_connections", "must be 0 (unlimited) or more")
+		}
+	}
+	if len(c.Users) == 0 {
+		add("users", "at least one [[users]] entry is required: clients log in to galeon with these")
+	}
+	for i, r := range c.QueryRules {
+		key := fmt.Sprintf("query_rules[%d]", i)
+		if (r.Match == "") == (r.Digest == "") {
+			add(key, "give exactly one of match (regular expression) or digest")
+		}
+		if r.Match != "" {
+			if _, err := regexp.Compile(r.Match); err != nil {
+				add(key+".match", "invalid regular expression: %v", err)
+			}
+		}
+		if r.Digest != "" {
+			if _, err := strconv.ParseUint(strings.TrimPrefix(r.Digest, "0x"), 16, 64); err != nil {
+				add(key+".digest", "%q is not a hexadecimal digest (as shown in stats_query_digest)", r.Digest)
+			}
+		}
+		if !validHostgroup(r.Destination) {
+			add(key+".destination", "%q: use %q or %q", r.Destination, HostgroupWriter, HostgroupReader)
+		}
+		if r.User != "" && !users[r.User] {
+			add(key+".user", "%q is not a configured user", r.User)
+		}
+	}
+	sort.Strings(p)
+	return p
+}
+
+func validHostgroup(h string) bool { return h == HostgroupWriter || h == HostgroupReader }

@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/sqlclass"
+)
+
+// connFor returns the connection a statement must run on: the held one if
+// the session has to stay there, else one from the pool of the hostgroup
+// the router picks.
+func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, error) {
+	if s.held != nil {
+		if s.hold == holdSoft && !r.NeedsSameConn {
+			c := s.held
+			s.held, s.hold = nil, holdNone
+			s.release(c)
+		} else {
+			if err := s.sync(s.held); err != nil {
+				return nil, "", err
+			}
+			return s.held, "held", nil
+		}
+	}
+	hg := s.hostgroupFor(q, r)
+	c, err := s.acquire(hg, false)
+	return c, hg, err
+}
+
+// pinReason says why a successful statement makes the session unable to
+// move between connections, or "".
+func pinReason(r sqlclass.Result) string {
+	switch {
+	case r.TempTable == sqlclass.TempCreate:
+		return "temporary table"
+	case r.AdvisoryLock&sqlclass.LockAcquire != 0:
+		return "GET_LOCK"
+	case r.Kind == sqlclass.LockTables:
+		return "LOCK TABLES"
+	case r.UsesUserVars:
+		return "user variables"
+	case r.Kind == sqlclass.Prepare || r.Kind == sqlclass.Execute:
+		return "SQL-level PREPARE"
+	case r.Kind == sqlclass.Handler:
+		return "HANDLER"
+	}
+	if r.MultiStatement {
+		for _, st := range r.Statements() {
+			if st.Result.Kind == sqlclass.Set || st.Result.Kind == sqlclass.Use {
+				return "SET or USE inside a multi-statement"
+			}
+		}
+	}
+	return ""
+}
+
+func (s *session) pin(c *backend.Conn, why string) {
+	c.Dirty = true
+	s.held, s.hold = c, holdPinned
+	if s.pinWhy == "" {
+		s.pinWhy = why
+	}
+}
+
+// after decides, from the server's final status, whether the session keeps
+// the connection: inside a transaction, pinned, or softly after a write.
+func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
+	inTx := s.hold == holdTx
+	if res.statusKnown {
+		s.autocommit = res.status.Has(mysqlproto.ServerStatusAutocommit)
+		inTx = res.status.Has(mysqlproto.ServerStatusInTrans)
+	}
+	if !res.isErr {
+		if why := pinReason(r); why != "" {
+			s.pin(c, why)
+		}
+	}
+	if s.nextTxnHold && (r.Kind == sqlclass.Commit || r.Kind == sqlclass.Rollback) && !inTx {
+		s.nextTxnHold = false
+	}
+	switch {
+	case s.hold == holdPinned:
+		s.held = c
+	case inTx || s.nextTxnHold:
+		s.held, s.hold = c, holdTx
+	case r.NeedsSameConn || r.Kind == sqlclass.Insert || r.Kind == sqlclass.Update ||
+		r.Kind == sqlclass.Delete || r.Kind == sqlclass.Replace || r.Kind == sqlclass.Call:
+		s.held, s.hold = c, holdSoft
+	default:
+		s.held, s.hold = nil, holdNone
+		s.release(c)
+	}
+}
+
+// backendFailed handles a connection that broke during a statement: the
+// client gets a clear error (unless bytes of the answer already reached
+// it, then the connection is closed), the session drops the connection
+// and any transaction on it, and the node gets an immediate health check.
+func (s *session) backendFailed(c *backend.Conn, err error, res relayResult) error {
+	if s.held == c {
+		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+	}
+	c.Pool().Discard(c)
+	var be *backendErr
+	if !errors.As(err, &be) {
+		return err // the client connection itself failed
+	}
+	s.p.suspect(be.server)
+	if res.recv > s.bw.Buffered() {
+		// Part of the answer reached the client: no clean error is
+		// possible any more, so end the connection like a server would.
+		return err
+	}
+	// Nothing reached the client: drop what was buffered and answer
+	// with an error in its place.
+	s.bw.Reset(s.nc)
+	s.pc.SetSeq(1)
+	return s.sendErr(asSQLError(err))
+}
+
+func (s *session) comQuery(pkt []byte) error {
+	qb, err := mysqlproto.QueryText(pkt, s.caps)
+	if err != nil {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_QUERY: %v", err))
+	}
+	// The text lives in the client read buffer, valid until the next
+	// client read: no copy on the hot path.
+	q := unsafe.String(unsafe.SliceData(qb), len(qb))
+	r := sqlclass.Classify(q)
+	if r.Kind == sqlclass.Load && r.Local {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1148),
+			"galeon: LOAD DATA LOCAL INFILE is not supported through the proxy; use LOAD DATA INFILE with a file on the node, or INSERT batches"))
+	}
+	var setAs []sqlclass.Assignment
+	setParsed := false
+	if r.Kind == sqlclass.Set && !r.MultiStatement {
+		if as, perr := sqlclass.ParseSet(q); perr == nil {
+			setAs, setParsed = as, true
+		}
+	}
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		c, hg, err := s.connFor(q, r)
+		if err != nil {
+			return s.sendErr(asSQLError(err))
+		}
+		res, err := s.forward(c, pkt, mysqlproto.ResponseQuery)
+		if err != nil {
+			// A read that failed before any byte reached the client is
+			// retried once on another node, transparently.
+			if attempt == 0 && hg != "held" && !r.IsWrite() && s.autocommit && !res.written {
+				if s.held == c {
+					s.held, s.hold = nil, holdNone
+				}
+				c.Pool().Discard(c)
+				s.p.suspect(c.Server())
+				continue
+			}
+			return s.backendFailed(c, err, res)
+		}
+		c.Pool().CountQuery(len(pkt), res.recv)
+		if !res.isErr {
+			switch {
+			case r.Kind == sqlclass.Use:
+				if db := useTarget(q); db != "" {
+					s.schema, c.Schema = db, db
+				}
+			case r.Kind == sqlclass.Set && setParsed:
+				if !s.recordSet(setAs, c) {
+					s.pin(c, "user variables")
+				}
+			case r.Kind == sqlclass.Set:
+				s.pin(c, "SET that galeon cannot replay")
+			}
+		}
+		s.after(c, r, res)
+		if hg == "held" {
+			hg = c.Server()
+		}
+		s.p.digests.record(q, hg, s.user.name, time.Since(start), res.rows)
+		return nil
+	}
+}
+
+// useTarget extracts the schema of USE db / USE `db`.
+func useTarget(q string) string {
+	t := strings.TrimSpace(q)
+	if len(t) < 4 || !strings.EqualFold(t[:3], "use") {
+		return ""
+	}
+	t = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(t[3:]), ";"))
+	if len(t) >= 2 && (t[0] == '`' || t[0] == '"' || t[0] == '\'') && t[len(t)-1] == t[0] {
+		t = strings.ReplaceAll(t[1:len(t)-1], string(t[0])+string(t[0]), string(t[0]))
+	}
+	return t
+}
+
+// anyConn returns the held connection or one for reads, for commands that
+// are not statements (COM_INIT_DB, COM_FIELD_LIST).
+func (s *session) anyConn() (*backend.Conn, error) {
+	c, _, err := s.connFor("", sqlclass.Result{Kind: sqlclass.Show})
+	return c, err
+}
+
+func (s *session) comInitDB(pkt []byte) error {
+	db := string(pkt[1:])
+	c, err := s.anyConn()
+	if err != nil {
+		return s.sendErr(asSQLError(err))
+	}
+	res, err := s.forward(c, pkt, mysqlproto.ResponseSingle)
+	if err != nil {
+		return s.backendFailed(c, err, res)
+	}
+	if !res.isErr {
+		s.schema, c.Schema = db, db
+	}
+	s.after(c, sqlclass.Result{Kind: sqlclass.Use}, res)
+	return nil
+}
+
+func (s *session) comFieldList(pkt []byte) error {
+	c, err := s.anyConn()
+	if err != nil {
+		return s.sendErr(asSQLError(err))
+	}
+	res, err := s.forward(c, pkt, mysqlproto.ResponseFieldList)
+	if err != nil {
+		return s.backendFailed(c, err, res)
+	}
+	s.after(c, sqlclass.Result{Kind: sqlclass.Show}, res)
+	return nil
+}
+
+// comSetOption toggles multi-statements for the session; connections get
+// the setting when they are next used (sync).
+func (s *session) comSetOption(pkt []byte) error {
+	if len(pkt) < 3 || pkt[2] != 0 || pkt[1] > 1 {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownComError, "unknown COM_SET_OPTION value"))
+	}
+	s.multiStmts = pkt[1] == 0
+	st := mysqlproto.ServerStatusAutocommit
+	if !s.autocommit {
+		st = 0
+	}
+	if err := s.pc.WritePacket(mysqlproto.AppendEOF(nil, 0, st)); err != nil {
+		return err
+	}
+	return s.pc.Flush()
+}
+
+func (s *session) comStatistics() error {
+	msg := fmt.Sprintf("galeon  Threads: %d  Connections: %d", s.p.clients.Load(), s.p.clientsTotal.Load())
+	if err := s.pc.WritePacket([]byte(msg)); err != nil {
+		return err
+	}
+	return s.pc.Flush()
+}

@@ -1,0 +1,95 @@
+package proxy
+
+import (
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// relayResult describes one relayed response.
+type relayResult struct {
+	status      mysqlproto.StatusFlag
+	statusKnown bool
+	isErr       bool
+	// written: at least one packet went into the client's buffer.
+	written bool
+	recv             int
+	rows             int64
+}
+
+// forward sends a complete command payload to c and relays the response
+// to the client as raw packets, flushing once at the end (or when the
+// client buffer fills on a large result). Failures of c come back as
+// *backendErr with c marked broken.
+func (s *session) forward(c *backend.Conn, payload []byte, kind mysqlproto.ResponseKind) (relayResult, error) {
+	var res relayResult
+	c.ResetSeq()
+	if err := c.WritePacket(payload); err != nil {
+		c.MarkBroken()
+		return res, &backendErr{c.Server(), err}
+	}
+	if err := c.Flush(); err != nil {
+		c.MarkBroken()
+		return res, &backendErr{c.Server(), err}
+	}
+	return s.relay(c, kind)
+}
+
+// relay copies one response of the given kind from c to the client.
+func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayResult, error) {
+	var res relayResult
+	f := &s.framer
+	f.Reset(kind, c.Caps)
+	for {
+		raw, err := c.ReadRawPacket()
+		if err != nil {
+			c.MarkBroken()
+			return res, &backendErr{c.Server(), err}
+		}
+		st, err := f.Next(mysqlproto.RawPayload(raw))
+		if err != nil {
+			c.MarkBroken()
+			return res, &backendErr{c.Server(), err}
+		}
+		if st == mysqlproto.FrameLocalInfile {
+			// galeon never offers LOCAL INFILE to backends, so a server
+			// asking for a file is out of step with us.
+			c.MarkBroken()
+			return res, &backendErr{c.Server(), errUnexpectedInfile}
+		}
+		res.recv += len(raw)
+		if err := s.pc.WriteRaw(raw); err != nil {
+			// The client is gone; the backend stream is mid-response.
+			c.MarkBroken()
+			return res, err
+		}
+		res.written = true
+		if st == mysqlproto.FrameDone {
+			break
+		}
+	}
+	res.status, res.statusKnown = f.Status()
+	_, res.isErr = f.ErrorCode()
+	if f.Result() == mysqlproto.ResultSet && f.ResultSets() == 1 {
+		res.rows = rowCount(f, c.Caps)
+	}
+	return res, s.pc.Flush()
+}
+
+// rowCount derives the number of rows of a single result set from the
+// packet count: column count + column definitions + [EOF] + rows + end.
+func rowCount(f *mysqlproto.ResponseFramer, caps mysqlproto.Capability) int64 {
+	overhead := 2 + int64(f.ColumnCount())
+	if !caps.Has(mysqlproto.ClientDeprecateEOF) {
+		overhead++
+	}
+	if n := int64(f.Packets()) - overhead; n > 0 {
+		return n
+	}
+	return 0
+}
+
+type protoErr string
+
+func (e protoErr) Error() string { return string(e) }
+
+const errUnexpectedInfile = protoErr("server asked for a LOCAL INFILE that galeon did not offer")

@@ -1,0 +1,182 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/sqlclass"
+	"github.com/galeon-db/galeon/internal/topology"
+)
+
+// hostgroupFor decides where a statement goes when the session holds no
+// connection: hint, then query rules, then the statement's nature.
+func (s *session) hostgroupFor(q string, r sqlclass.Result) string {
+	switch r.Hint {
+	case sqlclass.HintWriter:
+		return config.HostgroupWriter
+	case sqlclass.HintReader:
+		if !r.IsWrite() {
+			return config.HostgroupReader
+		}
+	case sqlclass.HintHostgroup:
+		if r.HostGroup == config.HostgroupWriter || (r.HostGroup == config.HostgroupReader && !r.IsWrite()) {
+			return r.HostGroup
+		}
+	}
+	if rules := *s.p.rules.Load(); len(rules) > 0 {
+		var digest uint64
+		for i := range rules {
+			ru := &rules[i]
+			if ru.user != "" && ru.user != s.user.name {
+				continue
+			}
+			match := false
+			if ru.re != nil {
+				match = ru.re.MatchString(q)
+			} else {
+				if digest == 0 {
+					digest = s.p.digests.digestOf(q)
+				}
+				match = digest == ru.digest
+			}
+			if match {
+				// A rule may send reads anywhere, but never a write to
+				// the readers.
+				if ru.destination == config.HostgroupReader && r.IsWrite() {
+					return config.HostgroupWriter
+				}
+				return ru.destination
+			}
+		}
+	}
+	if r.IsWrite() || !s.autocommit {
+		if r.Kind == sqlclass.Begin && r.ReadOnlyTxn && s.autocommit {
+			return config.HostgroupReader
+		}
+		return config.HostgroupWriter
+	}
+	return s.readHostgroup()
+}
+
+// readHostgroup is where reads go by default for this session's user.
+func (s *session) readHostgroup() string {
+	if s.user != nil && s.user.hostgroup() == config.HostgroupWriter {
+		return config.HostgroupWriter
+	}
+	return config.HostgroupReader
+}
+
+func pick(snap *topology.Snapshot, hostgroup string) (topology.Server, bool) {
+	if hostgroup == config.HostgroupWriter {
+		return snap.Writer()
+	}
+	return snap.PickReader()
+}
+
+// errNoBackend is returned when no node could serve a hostgroup in time.
+type errNoBackend struct {
+	hostgroup string
+	why       string
+	wait      time.Duration
+}
+
+func (e *errNoBackend) Error() string {
+	return fmt.Sprintf("no backend available in hostgroup '%s' after %s: %s", e.hostgroup, e.wait, e.why)
+}
+
+// backendErr is a failure talking to a backend, with the node's name.
+type backendErr struct {
+	server string
+	err    error
+}
+
+func (e *backendErr) Error() string { return fmt.Sprintf("backend %s: %v", e.server, e.err) }
+func (e *backendErr) Unwrap() error { return e.err }
+
+// asSQLError turns any error into what the client sees: the server's own
+// error when it sent one, else a galeon error that says what happened and
+// what to do.
+func asSQLError(err error) *mysqlproto.SQLError {
+	var se *mysqlproto.SQLError
+	if errors.As(err, &se) {
+		return se
+	}
+	var nb *errNoBackend
+	if errors.As(err, &nb) {
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonNoBackend, "galeon: %s; check the nodes (galeon admin: SELECT * FROM servers)", nb.Error())
+	}
+	var be *backendErr
+	if errors.As(err, &be) {
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+			"galeon: lost connection to backend %s (%v); the statement may not have completed: check and retry", be.server, be.err)
+	}
+	return mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost, "galeon: %v", err)
+}
+
+// acquire returns a backend connection for hostgroup with the session's
+// state applied, waiting up to proxy.no_backend_timeout for a node. A node
+// that fails to connect is reported down and the next one is tried.
+// exclude skips a node (retry after it failed).
+func (s *session) acquire(hostgroup string, retried bool, exclude ...string) (*backend.Conn, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	wait := s.p.cfg.Proxy.NoBackendWait.D()
+	var lastErr error
+	for {
+		snap := s.p.view.Load()
+		srv, ok := pick(snap, hostgroup)
+		if ok && len(exclude) > 0 && srv.Name == exclude[0] {
+			// One retry elsewhere: take any other node of the hostgroup.
+			ok = false
+			for _, cand := range snap.Servers {
+				w := cand.ReaderWeight
+				if hostgroup == config.HostgroupWriter {
+					w = cand.WriterWeight
+				}
+				if cand.Online && w > 0 && cand.Name != exclude[0] {
+					srv, ok = cand, true
+					break
+				}
+			}
+		}
+		if ok {
+			c, err := s.p.pools[srv.Name].Get(ctx, s.prof)
+			if err == nil {
+				if err = s.sync(c); err == nil {
+					return c, nil
+				}
+				if !c.Broken() {
+					s.release(c)
+					return nil, err
+				}
+				c.Pool().Discard(c)
+			}
+			lastErr = err
+			if !errors.Is(err, backend.ErrPoolFull) {
+				s.p.view.SetHealth(srv.Name, false, "unreachable: "+err.Error())
+				s.p.suspect(srv.Name)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			why := snap.Why(hostgroup)
+			if lastErr != nil {
+				why = lastErr.Error()
+			}
+			return nil, &errNoBackend{hostgroup: hostgroup, why: why, wait: wait}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// release gives a connection back to its pool.
+func (s *session) release(c *backend.Conn) {
+	c.Pool().Put(c, s.prof)
+}
+
+var _ = context.Background

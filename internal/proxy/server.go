@@ -1,0 +1,309 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/topology"
+)
+
+// Proxy is a running data plane.
+type Proxy struct {
+	cfg   *config.Config
+	log   *slog.Logger
+	view  *topology.View
+	pools map[string]*backend.Pool
+
+	users   atomic.Pointer[map[string]*user]
+	rules   atomic.Pointer[[]rule]
+	digests *digestStats
+
+	tls    *tls.Config
+	rsaKey *rsa.PrivateKey
+
+	connIDs      atomic.Uint32
+	clients      atomic.Int64
+	clientsTotal atomic.Int64
+
+	ln       net.Listener
+	ready    chan struct{}
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	wg       sync.WaitGroup
+	checkNow map[string]chan struct{}
+}
+
+// rule is a compiled query rule.
+type rule struct {
+	re          *regexp.Regexp
+	digest      uint64
+	user        string
+	destination string
+	src         config.QueryRule
+}
+
+// New builds a proxy from a validated configuration.
+func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	p := &Proxy{
+		cfg: cfg, log: log, pools: map[string]*backend.Pool{}, digests: newDigestStats(),
+		ready: make(chan struct{}), sessions: map[*session]struct{}{}, checkNow: map[string]chan struct{}{},
+	}
+	var servers []topology.Server
+	for _, s := range cfg.Servers {
+		servers = append(servers, topology.Server{Name: s.Name, Addr: s.Address, WriterWeight: s.WriterWeight, ReaderWeight: s.ReaderWeight})
+		p.pools[s.Name] = backend.NewPool(backend.ServerInfo{Name: s.Name, Addr: s.Address}, backend.Options{
+			MaxConns: cfg.Pool.MaxConnections, ConnectTimeout: cfg.Pool.ConnectTimeout.D(),
+			IdleTimeout: cfg.Pool.IdleTimeout.D(), PingAfterIdle: cfg.Pool.PingAfterIdle.D(),
+		})
+		p.checkNow[s.Name] = make(chan struct{}, 1)
+	}
+	p.view = topology.NewView(servers)
+	users := map[string]*user{}
+	for _, u := range cfg.Users {
+		users[u.Name] = newUser(u)
+	}
+	p.users.Store(&users)
+	if err := p.SetRules(cfg.QueryRules); err != nil {
+		return nil, err
+	}
+	if cfg.Proxy.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.Proxy.TLSCert, cfg.Proxy.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("proxy.tls_cert: %w", err)
+		}
+		p.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	key, err := loadOrGenerateRSAKey(cfg.Proxy.RSAKey)
+	if err != nil {
+		return nil, fmt.Errorf("proxy.rsa_key: %w", err)
+	}
+	p.rsaKey = key
+	return p, nil
+}
+
+func loadOrGenerateRSAKey(path string) (*rsa.PrivateKey, error) {
+	if path == "" {
+		return rsa.GenerateKey(rand.Reader, 2048)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, errors.New("no PEM block found")
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return k, nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("not an RSA key")
+	}
+	return rk, nil
+}
+
+// SetRules replaces the query rules atomically.
+func (p *Proxy) SetRules(rules []config.QueryRule) error {
+	out := make([]rule, 0, len(rules))
+	for i, r := range rules {
+		cr := rule{user: r.User, destination: r.Destination, src: r}
+		if r.Match != "" {
+			re, err := regexp.Compile(r.Match)
+			if err != nil {
+				return fmt.Errorf("query_rules[%d].match: %w", i, err)
+			}
+			cr.re = re
+		}
+		if r.Digest != "" {
+			d, err := strconv.ParseUint(strings.TrimPrefix(r.Digest, "0x"), 16, 64)
+			if err != nil {
+				return fmt.Errorf("query_rules[%d].digest: %w", i, err)
+			}
+			cr.digest = d
+		}
+		out = append(out, cr)
+	}
+	p.rules.Store(&out)
+	return nil
+}
+
+// View is the routing state, for the admin interface and tests.
+func (p *Proxy) View() *topology.View { return p.view }
+
+// Addr is the listening address, once Serve has started.
+func (p *Proxy) Addr() net.Addr {
+	<-p.ready
+	return p.ln.Addr()
+}
+
+// Serve listens on the configured address and serves until ctx ends; then
+// it closes the listener and every client connection and waits for all
+// its goroutines.
+func (p *Proxy) Serve(ctx context.Context) error {
+	ln, err := net.Listen("tcp", p.cfg.Proxy.Listen)
+	if err != nil {
+		return fmt.Errorf("proxy.listen %s: %w", p.cfg.Proxy.Listen, err)
+	}
+	return p.ServeListener(ctx, ln)
+}
+
+// ServeListener serves on an existing listener (tests use port 0).
+func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
+	p.ln = ln
+	close(p.ready)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for name := range p.pools {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.healthLoop(ctx, name)
+		}()
+	}
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+		p.mu.Lock()
+		for s := range p.sessions {
+			s.nc.Close()
+		}
+		p.mu.Unlock()
+	}()
+	var tempDelay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				tempDelay = min(max(2*tempDelay, 5*time.Millisecond), time.Second)
+				time.Sleep(tempDelay)
+				continue
+			}
+			// EMFILE and friends: back off instead of spinning.
+			p.log.Warn("accept", "err", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		tempDelay = 0
+		if p.clients.Load() >= int64(p.cfg.Proxy.MaxClients) {
+			p.refuse(nc)
+			continue
+		}
+		s := newSession(p, nc)
+		p.mu.Lock()
+		p.sessions[s] = struct{}{}
+		p.mu.Unlock()
+		p.clients.Add(1)
+		p.clientsTotal.Add(1)
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			s.run()
+			p.clients.Add(-1)
+			p.mu.Lock()
+			delete(p.sessions, s)
+			p.mu.Unlock()
+		}()
+	}
+	p.wg.Wait()
+	for _, pool := range p.pools {
+		pool.CloseIdle(true)
+	}
+	return nil
+}
+
+// healthLoop pings the node every health interval (and at once when a
+// data connection reports a failure) and publishes up/down changes.
+func (p *Proxy) healthLoop(ctx context.Context, name string) {
+	pool := p.pools[name]
+	interval := p.cfg.Pool.HealthInterval.D()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var conn *backend.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	users := *p.users.Load()
+	var prof backend.Profile
+	for _, u := range users {
+		prof = backend.Profile{User: u.backendUser, Password: u.backendPassword}
+		break
+	}
+	check := func() {
+		start := time.Now()
+		var err error
+		if conn == nil {
+			conn, err = backend.Dial(ctx, pool.Server().Addr, prof, p.cfg.Pool.ConnectTimeout.D())
+		}
+		if err == nil {
+			conn.SetDeadline(time.Now().Add(p.cfg.Pool.ConnectTimeout.D()))
+			err = conn.Ping()
+			conn.SetDeadline(time.Time{})
+		}
+		if err != nil {
+			if conn != nil {
+				conn.Close()
+				conn = nil
+			}
+			if p.view.SetHealth(name, false, "unreachable: "+err.Error()) {
+				p.log.Warn("backend offline", "server", name, "err", err)
+			}
+			pool.CloseIdle(true)
+			return
+		}
+		pool.SetLatency(time.Since(start))
+		if p.view.SetHealth(name, true, "") {
+			p.log.Info("backend online", "server", name)
+		}
+	}
+	check()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pool.CloseIdle(false)
+		case <-p.checkNow[name]:
+		}
+		check()
+	}
+}
+
+// suspect asks for an immediate health check of a node after a data
+// connection failed on it.
+func (p *Proxy) suspect(name string) {
+	select {
+	case p.checkNow[name] <- struct{}{}:
+	default:
+	}
+}

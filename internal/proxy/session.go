@@ -1,0 +1,332 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// frontendCaps is what galeon advertises to clients: what it can relay.
+// LOCAL INFILE is left out (galeon answers LOAD DATA LOCAL with a clear
+// error), and so is CLIENT_MYSQL's absence: MariaDB extended capabilities
+// (metadata caching, bulk operations) are not offered.
+const frontendCaps = mysqlproto.DefaultServerCapabilities &^ mysqlproto.ClientLocalFiles
+
+// holdKind says why a session keeps its backend connection between
+// statements.
+type holdKind uint8
+
+const (
+	holdNone holdKind = iota
+	// holdSoft: kept after a write or a statement with per-connection
+	// results, so that LAST_INSERT_ID(), ROW_COUNT(), FOUND_ROWS() or SHOW
+	// WARNINGS that follow see them; given up as soon as the next
+	// statement does not need it.
+	holdSoft
+	// holdTx: a transaction is open on the connection.
+	holdTx
+	// holdPinned: the session created state that cannot be replayed
+	// (temporary tables, user variables, locks, cursors); the connection
+	// is the session's until it ends or resets.
+	holdPinned
+)
+
+type session struct {
+	p    *Proxy
+	nc   net.Conn
+	bw   *bufio.Writer
+	pc   *mysqlproto.Conn
+	id   uint32
+	caps mysqlproto.Capability
+	user *user
+	prof backend.Profile
+	host string
+
+	schema     string
+	vars       map[string]string // name -> SET fragment
+	varOrder   []string
+	multiStmts bool
+	autocommit bool
+	// nextTxnHold: a SET TRANSACTION (next transaction only) was run on
+	// the held connection; keep it until that transaction ends.
+	nextTxnHold bool
+
+	held     *backend.Conn
+	hold     holdKind
+	pinWhy   string
+	stmts    map[uint32]*clientStmt
+	nextStmt uint32
+	longData bool
+
+	framer  mysqlproto.ResponseFramer
+	scratch []byte
+}
+
+func newSession(p *Proxy, nc net.Conn) *session {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	br := bufio.NewReaderSize(nc, 4096)
+	bw := bufio.NewWriterSize(nc, 8192)
+	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
+	return &session{
+		p: p, nc: nc, bw: bw, pc: mysqlproto.NewConn(br, bw, int(p.cfg.Proxy.MaxPacketSize)),
+		id: p.connIDs.Add(1), host: host, vars: map[string]string{}, autocommit: true,
+		stmts: map[uint32]*clientStmt{},
+	}
+}
+
+// run serves one client connection until it quits or breaks.
+func (s *session) run() {
+	defer s.nc.Close()
+	defer s.releaseAll()
+	if err := s.handshake(); err != nil {
+		s.p.log.Debug("handshake", "client", s.host, "err", err)
+		return
+	}
+	defer s.user.conns.Add(-1)
+	for {
+		s.pc.ResetSeq()
+		pkt, err := s.pc.ReadPacket()
+		if err != nil {
+			s.protocolError(err)
+			return
+		}
+		if len(pkt) == 0 {
+			s.fail(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "empty command packet"))
+			return
+		}
+		quit, err := s.dispatch(pkt)
+		if err != nil || quit {
+			if err != nil && !errors.Is(err, io.EOF) {
+				s.p.log.Debug("session ended", "conn", s.id, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// protocolError answers a broken client stream before closing it.
+func (s *session) protocolError(err error) {
+	switch {
+	case errors.Is(err, mysqlproto.ErrPacketTooLarge):
+		s.fail(mysqlproto.NewSQLError(mysqlproto.ErNetPacketTooLarge,
+			"Got a packet bigger than 'max_allowed_packet' bytes (galeon proxy.max_packet_size = %d)", s.p.cfg.Proxy.MaxPacketSize))
+	case errors.Is(err, mysqlproto.ErrPacketSequence):
+		s.fail(mysqlproto.NewSQLError(mysqlproto.ErNetPacketsOutOfOrder, "Got packets out of order"))
+	}
+}
+
+// fail sends an error and leaves the connection to be closed.
+func (s *session) fail(e *mysqlproto.SQLError) {
+	_ = s.pc.WriteErr(e, s.caps)
+	_ = s.pc.Flush()
+}
+
+// sendErr answers the current command with an error; the session goes on.
+func (s *session) sendErr(e *mysqlproto.SQLError) error {
+	if err := s.pc.WriteErr(e, s.caps); err != nil {
+		return err
+	}
+	return s.pc.Flush()
+}
+
+func (s *session) sendOK() error {
+	st := mysqlproto.ServerStatusAutocommit
+	if !s.autocommit {
+		st = 0
+	}
+	if s.held != nil && s.hold == holdTx {
+		st |= mysqlproto.ServerStatusInTrans
+	}
+	if err := s.pc.WriteOK(&mysqlproto.OKPacket{Status: st}, s.caps); err != nil {
+		return err
+	}
+	return s.pc.Flush()
+}
+
+func (s *session) handshake() error {
+	scramble, err := mysqlproto.NewScramble()
+	if err != nil {
+		return err
+	}
+	caps := frontendCaps
+	if s.p.tls != nil {
+		caps |= mysqlproto.ClientSSL
+	}
+	hs := mysqlproto.Handshake{
+		ServerVersion: s.p.cfg.Proxy.ServerVersion, ConnectionID: s.id, AuthData: scramble,
+		Capabilities: caps, Charset: 45, Status: mysqlproto.ServerStatusAutocommit,
+		AuthPlugin: mysqlproto.NativePasswordPlugin,
+	}
+	_ = s.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	defer func() { _ = s.nc.SetDeadline(time.Time{}) }()
+	// Before authentication nothing large is legitimate.
+	if err := s.pc.WritePacket(mysqlproto.AppendHandshake(nil, &hs)); err != nil {
+		return err
+	}
+	if err := s.pc.Flush(); err != nil {
+		return err
+	}
+	pkt, err := s.pc.ReadPacket()
+	if err != nil {
+		s.protocolError(err)
+		return err
+	}
+	secure := false
+	if mysqlproto.IsSSLRequest(pkt) {
+		if s.p.tls == nil {
+			s.fail(mysqlproto.NewSQLError(mysqlproto.ErHandshakeError, "TLS is not configured on this galeon (proxy.tls_cert)"))
+			return errors.New("client asked for TLS")
+		}
+		tc, err := s.pc.StartTLSServer(s.nc, s.p.tls)
+		if err != nil {
+			return err
+		}
+		s.p.mu.Lock() // Serve closes sessions through s.nc
+		s.nc = tc
+		s.p.mu.Unlock()
+		s.bw = bufio.NewWriterSize(tc, 8192)
+		s.pc.SetWriter(s.bw)
+		secure = true
+		if pkt, err = s.pc.ReadPacket(); err != nil {
+			return err
+		}
+	} else if s.p.cfg.Proxy.RequireTLS {
+		s.fail(mysqlproto.NewSQLError(mysqlproto.ErAccessDeniedError, "galeon requires TLS (proxy.require_tls): connect with --ssl"))
+		return errors.New("TLS required")
+	}
+	resp, err := mysqlproto.ParseHandshakeResponse(pkt)
+	if err != nil {
+		s.fail(mysqlproto.NewSQLError(mysqlproto.ErHandshakeError, "Bad handshake: %v", err))
+		return err
+	}
+	if resp.Capabilities&mysqlproto.ClientProtocol41 == 0 {
+		s.fail(mysqlproto.NewSQLError(mysqlproto.ErHandshakeError, "galeon needs a client that speaks protocol 4.1"))
+		return errors.New("pre-4.1 client")
+	}
+	s.caps = resp.Capabilities & caps
+	users := *s.p.users.Load()
+	u := users[resp.Username]
+	cfg := mysqlproto.ServerAuthConfig{Secure: secure, PrivateKey: s.p.rsaKey, ClientHost: s.host, Plugin: mysqlproto.NativePasswordPlugin}
+	if u != nil {
+		cfg.Credential, cfg.Plugin = u.cred, u.plugin
+	}
+	auth := mysqlproto.NewServerAuth(scramble, cfg)
+	if err := auth.Run(s.pc, resp); err != nil {
+		var se *mysqlproto.SQLError
+		if errors.As(err, &se) {
+			s.fail(se)
+		}
+		return err
+	}
+	if u.maxConns > 0 && u.conns.Load() >= u.maxConns {
+		s.fail(mysqlproto.NewSQLError(mysqlproto.ErTooManyUserConnections,
+			"User '%s' has exceeded the max_connections resource in galeon (users.max_connections = %d)", u.name, u.maxConns))
+		return errors.New("user connection limit")
+	}
+	u.conns.Add(1)
+	s.user = u
+	s.prof = backend.Profile{User: u.backendUser, Password: u.backendPassword,
+		Caps: s.caps & backend.ProfileCaps, Charset: resp.Charset}
+	s.multiStmts = s.caps.Has(mysqlproto.ClientMultiStatements)
+	db := string(resp.Database)
+	if db == "" {
+		db = u.defaultSchema
+	}
+	if db != "" {
+		// Check the schema now, so a bad one fails the connect as it
+		// would on MySQL, with the server's own error.
+		s.schema = db
+		c, err := s.acquire(s.readHostgroup(), false)
+		if err != nil {
+			s.fail(asSQLError(err))
+			return err
+		}
+		s.release(c)
+	}
+	return s.sendOK()
+}
+
+// dispatch runs one command. quit means the client said goodbye.
+func (s *session) dispatch(pkt []byte) (quit bool, err error) {
+	switch mysqlproto.Command(pkt[0]) {
+	case mysqlproto.ComQuery:
+		return false, s.comQuery(pkt)
+	case mysqlproto.ComPing:
+		return false, s.sendOK()
+	case mysqlproto.ComQuit:
+		return true, nil
+	case mysqlproto.ComInitDB:
+		return false, s.comInitDB(pkt)
+	case mysqlproto.ComStmtPrepare:
+		return false, s.comStmtPrepare(pkt)
+	case mysqlproto.ComStmtExecute:
+		return false, s.comStmtExecute(pkt)
+	case mysqlproto.ComStmtSendLongData:
+		return false, s.comStmtSendLongData(pkt)
+	case mysqlproto.ComStmtClose:
+		s.comStmtClose(pkt)
+		return false, nil
+	case mysqlproto.ComStmtReset:
+		return false, s.comStmtReset(pkt)
+	case mysqlproto.ComStmtFetch:
+		return false, s.comStmtFetch(pkt)
+	case mysqlproto.ComResetConnection:
+		s.resetState()
+		return false, s.sendOK()
+	case mysqlproto.ComChangeUser:
+		return s.comChangeUser(pkt)
+	case mysqlproto.ComSetOption:
+		return false, s.comSetOption(pkt)
+	case mysqlproto.ComFieldList:
+		return false, s.comFieldList(pkt)
+	case mysqlproto.ComStatistics:
+		return false, s.comStatistics()
+	}
+	return false, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
+		"galeon does not support command %s (0x%02x)", mysqlproto.Command(pkt[0]), pkt[0]))
+}
+
+// releaseAll gives back every backend resource when the session ends. A
+// connection left inside a transaction or with pinned state is reset (or
+// closed) by the pool, never handed to another session as it is.
+func (s *session) releaseAll() {
+	if s.held != nil {
+		c := s.held
+		s.held, s.hold = nil, holdNone
+		if s.inTxOn(c) {
+			c.Dirty = true
+		}
+		s.release(c)
+	}
+}
+
+func (s *session) inTxOn(c *backend.Conn) bool { return s.hold == holdTx }
+
+// resetState is COM_RESET_CONNECTION: the session is as after login.
+func (s *session) resetState() {
+	if s.held != nil {
+		s.held.Dirty = true
+		c := s.held
+		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+		s.release(c)
+	}
+	s.vars = map[string]string{}
+	s.varOrder = s.varOrder[:0]
+	s.autocommit = true
+	s.nextTxnHold = false
+	s.stmts = map[uint32]*clientStmt{}
+	s.longData = false
+	s.multiStmts = s.caps.Has(mysqlproto.ClientMultiStatements)
+}
+
+func (s *session) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.p.cfg.Proxy.NoBackendWait.D())
+}

@@ -1,0 +1,312 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/sqlclass"
+)
+
+// clientStmt is a prepared statement as the client sees it. Backend
+// connections prepare it lazily (backend.Conn.Stmts, by SQL text), so the
+// statement works on whichever connection the session gets: the client's
+// statement id is mapped to each connection's own id.
+type clientStmt struct {
+	id        uint32
+	sql       string
+	class     sqlclass.Result
+	numParams uint16
+	// types are the parameter types the client last sent; a client may
+	// omit them on later executions, but a connection that never saw them
+	// needs them.
+	types []byte
+}
+
+// ensurePrepared returns the statement's id on c, preparing it there first
+// if needed.
+func (s *session) ensurePrepared(c *backend.Conn, cs *clientStmt) (*backend.Stmt, error) {
+	if bs := c.Stmts[cs.sql]; bs != nil {
+		return bs, nil
+	}
+	c.ResetSeq()
+	if err := c.WritePacket(append([]byte{byte(mysqlproto.ComStmtPrepare)}, cs.sql...)); err != nil {
+		c.MarkBroken()
+		return nil, &backendErr{c.Server(), err}
+	}
+	if err := c.Flush(); err != nil {
+		c.MarkBroken()
+		return nil, &backendErr{c.Server(), err}
+	}
+	var f mysqlproto.ResponseFramer
+	f.Reset(mysqlproto.ResponsePrepare, c.Caps)
+	var errPkt *mysqlproto.SQLError
+	for {
+		pkt, err := c.ReadPacket()
+		if err != nil {
+			c.MarkBroken()
+			return nil, &backendErr{c.Server(), err}
+		}
+		if mysqlproto.IsErr(pkt) {
+			errPkt, _ = mysqlproto.ParseErr(pkt)
+		}
+		st, err := f.Next(pkt)
+		if err != nil {
+			c.MarkBroken()
+			return nil, &backendErr{c.Server(), err}
+		}
+		if st == mysqlproto.FrameDone {
+			break
+		}
+	}
+	if errPkt != nil {
+		return nil, errPkt
+	}
+	ok := f.PrepareOK()
+	bs := &backend.Stmt{ID: ok.StatementID, NumParams: ok.NumParams, NumColumns: ok.NumColumns}
+	c.Stmts[cs.sql] = bs
+	return bs, nil
+}
+
+func (s *session) comStmtPrepare(pkt []byte) error {
+	sql := string(pkt[1:])
+	r := sqlclass.Classify(sql)
+	c, hg, err := s.connFor(sql, r)
+	if err != nil {
+		return s.sendErr(asSQLError(err))
+	}
+	_ = hg
+	cs := &clientStmt{sql: sql, class: r}
+	// Prepare on the backend and relay its answer (parameter and column
+	// definitions) with the statement id replaced by ours. A copy already
+	// prepared on this connection is closed first so it does not leak.
+	if old := c.Stmts[sql]; old != nil {
+		closePkt := binary.LittleEndian.AppendUint32([]byte{byte(mysqlproto.ComStmtClose)}, old.ID)
+		c.ResetSeq()
+		_ = c.WritePacket(closePkt) // no response; flushed with the prepare
+		delete(c.Stmts, sql)
+	}
+	c.ResetSeq()
+	if err := c.WritePacket(pkt); err != nil {
+		c.MarkBroken()
+		return s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
+	}
+	if err := c.Flush(); err != nil {
+		c.MarkBroken()
+		return s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
+	}
+	f := &s.framer
+	f.Reset(mysqlproto.ResponsePrepare, c.Caps)
+	var res relayResult
+	first := true
+	for {
+		raw, err := c.ReadRawPacket()
+		if err != nil {
+			c.MarkBroken()
+			return s.backendFailed(c, &backendErr{c.Server(), err}, res)
+		}
+		st, err := f.Next(mysqlproto.RawPayload(raw))
+		if err != nil {
+			c.MarkBroken()
+			return s.backendFailed(c, &backendErr{c.Server(), err}, res)
+		}
+		if first && f.Result() == mysqlproto.ResultOK {
+			ok := f.PrepareOK()
+			c.Stmts[sql] = &backend.Stmt{ID: ok.StatementID, NumParams: ok.NumParams, NumColumns: ok.NumColumns}
+			s.nextStmt++
+			cs.id, cs.numParams = s.nextStmt, ok.NumParams
+			binary.LittleEndian.PutUint32(raw[5:9], cs.id)
+		}
+		first = false
+		res.recv += len(raw)
+		if err := s.pc.WriteRaw(raw); err != nil {
+			c.MarkBroken()
+			return err
+		}
+		res.written = true
+		if st == mysqlproto.FrameDone {
+			break
+		}
+	}
+	if cs.id != 0 {
+		s.stmts[cs.id] = cs
+	}
+	_, res.isErr = f.ErrorCode()
+	s.after(c, sqlclass.Result{Kind: sqlclass.Show}, res)
+	return s.pc.Flush()
+}
+
+// stmtConn returns the connection an execution of cs runs on.
+func (s *session) stmtConn(cs *clientStmt) (*backend.Conn, string, error) {
+	return s.connFor(cs.sql, cs.class)
+}
+
+func (s *session) lookupStmt(pkt []byte) (*clientStmt, error) {
+	id, err := mysqlproto.StatementID(pkt)
+	if err != nil {
+		return nil, mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed statement packet: %v", err)
+	}
+	cs := s.stmts[id]
+	if cs == nil {
+		return nil, mysqlproto.NewSQLError(mysqlproto.ErUnknownStmtHandler, "Unknown prepared statement handler (%d) given to mysqld_stmt_execute", id)
+	}
+	return cs, nil
+}
+
+func (s *session) comStmtExecute(pkt []byte) error {
+	cs, err := s.lookupStmt(pkt)
+	if err != nil {
+		return s.sendErr(err.(*mysqlproto.SQLError))
+	}
+	ex, err := mysqlproto.ParseStmtExecute(pkt)
+	if err != nil {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_STMT_EXECUTE: %v", err))
+	}
+	start := time.Now()
+	c, hg, err := s.stmtConn(cs)
+	if err != nil {
+		return s.sendErr(asSQLError(err))
+	}
+	bs, err := s.ensurePrepared(c, cs)
+	if err != nil {
+		if c.Broken() {
+			return s.backendFailed(c, err, relayResult{})
+		}
+		s.after(c, cs.class, relayResult{isErr: true})
+		return s.sendErr(asSQLError(err))
+	}
+	out, err := s.rewriteExecute(pkt, cs, bs)
+	if err != nil {
+		s.after(c, cs.class, relayResult{isErr: true})
+		return s.sendErr(err.(*mysqlproto.SQLError))
+	}
+	res, err := s.forward(c, out, mysqlproto.ResponseExecute)
+	if err != nil {
+		return s.backendFailed(c, err, res)
+	}
+	c.Pool().CountQuery(len(pkt), res.recv)
+	class := cs.class
+	if ex.OpensCursor() && !res.isErr {
+		s.pin(c, "cursor")
+	}
+	s.longData = false
+	s.after(c, class, res)
+	if hg == "held" {
+		hg = c.Server()
+	}
+	s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
+	return nil
+}
+
+// rewriteExecute maps the statement id to the backend's and, when the
+// client relies on parameter types it sent on an earlier execution that
+// this connection never saw, puts them back in.
+func (s *session) rewriteExecute(pkt []byte, cs *clientStmt, bs *backend.Stmt) ([]byte, error) {
+	out := append(s.scratch[:0], pkt...)
+	s.scratch = out
+	binary.LittleEndian.PutUint32(out[1:5], bs.ID)
+	n := int(cs.numParams)
+	if n == 0 {
+		return out, nil
+	}
+	flagPos := 10 + (n+7)/8
+	if len(out) <= flagPos {
+		return nil, mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "COM_STMT_EXECUTE too short for %d parameters", n)
+	}
+	if out[flagPos] == 1 {
+		if len(out) < flagPos+1+2*n {
+			return nil, mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "COM_STMT_EXECUTE parameter types truncated")
+		}
+		cs.types = append(cs.types[:0], out[flagPos+1:flagPos+1+2*n]...)
+		bs.TypesSent = true
+		return out, nil
+	}
+	if bs.TypesSent {
+		return out, nil
+	}
+	if len(cs.types) != 2*n {
+		return nil, mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "COM_STMT_EXECUTE without parameter types, and none were sent before")
+	}
+	fixed := make([]byte, 0, len(out)+2*n)
+	fixed = append(fixed, out[:flagPos]...)
+	fixed = append(fixed, 1)
+	fixed = append(fixed, cs.types...)
+	fixed = append(fixed, out[flagPos+1:]...)
+	bs.TypesSent = true
+	s.scratch = fixed
+	return fixed, nil
+}
+
+func (s *session) comStmtSendLongData(pkt []byte) error {
+	cs, err := s.lookupStmt(pkt)
+	if err != nil {
+		return nil // COM_STMT_SEND_LONG_DATA has no response, even on error
+	}
+	c, _, err := s.stmtConn(cs)
+	if err != nil {
+		return nil
+	}
+	bs, err := s.ensurePrepared(c, cs)
+	if err != nil {
+		if c.Broken() {
+			c.Pool().Discard(c)
+		}
+		return nil
+	}
+	// The data waits on this connection until the execution: keep it.
+	if s.held != c {
+		s.held, s.hold = c, holdTx
+	}
+	s.longData = true
+	out := append(s.scratch[:0], pkt...)
+	binary.LittleEndian.PutUint32(out[1:5], bs.ID)
+	c.ResetSeq()
+	if err := c.WritePacket(out); err != nil {
+		c.MarkBroken()
+	}
+	return nil
+}
+
+func (s *session) comStmtClose(pkt []byte) {
+	if id, err := mysqlproto.StatementID(pkt); err == nil {
+		delete(s.stmts, id)
+	}
+}
+
+func (s *session) comStmtReset(pkt []byte) error {
+	cs, err := s.lookupStmt(pkt)
+	if err != nil {
+		return s.sendErr(err.(*mysqlproto.SQLError))
+	}
+	s.longData = false
+	if s.held == nil || s.held.Stmts[cs.sql] == nil {
+		return s.sendOK() // nothing is buffered for it anywhere
+	}
+	c := s.held
+	out := append(s.scratch[:0], pkt...)
+	binary.LittleEndian.PutUint32(out[1:5], c.Stmts[cs.sql].ID)
+	res, err := s.forward(c, out, mysqlproto.ResponseSingle)
+	if err != nil {
+		return s.backendFailed(c, err, res)
+	}
+	return nil
+}
+
+func (s *session) comStmtFetch(pkt []byte) error {
+	cs, err := s.lookupStmt(pkt)
+	if err != nil {
+		return s.sendErr(err.(*mysqlproto.SQLError))
+	}
+	if s.held == nil || s.held.Stmts[cs.sql] == nil {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownStmtHandler, "no open cursor for statement %d", cs.id))
+	}
+	c := s.held
+	out := append(s.scratch[:0], pkt...)
+	binary.LittleEndian.PutUint32(out[1:5], c.Stmts[cs.sql].ID)
+	res, err := s.forward(c, out, mysqlproto.ResponseFetch)
+	if err != nil {
+		return s.backendFailed(c, err, res)
+	}
+	return nil
+}
