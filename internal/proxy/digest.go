@@ -93,9 +93,9 @@ func (d *digestStats) record(q, hostgroup, user string, dur time.Duration, rows 
 
 // DigestRow is one row of stats_query_digest.
 type DigestRow struct {
-	Digest, DigestText, Hostgroup, User  string
-	Count, SumUs, MinUs, MaxUs, Rows     int64
-	FirstSeen, LastSeen                  int64
+	Digest, DigestText, Hostgroup, User string
+	Count, SumUs, MinUs, MaxUs, Rows    int64
+	FirstSeen, LastSeen                 int64
 }
 
 func (d *digestStats) rows() []DigestRow {

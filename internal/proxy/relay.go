@@ -12,8 +12,8 @@ type relayResult struct {
 	isErr       bool
 	// written: at least one packet went into the client's buffer.
 	written bool
-	recv             int
-	rows             int64
+	recv    int
+	rows    int64
 }
 
 // forward sends a complete command payload to c and relays the response

@@ -194,7 +194,7 @@ func (sb *Sandbox) installDB(ctx context.Context, n Node) error {
 
 // createUsers creates the sandbox accounts on the bootstrap node; Galera
 // replicates them. Accounts exist for '%', 'localhost' and '127.0.0.1'
-// and the anonymous accounts are dropped: an anonymous ''@'localhost'
+// and the anonymous accounts are dropped: an anonymous ”@'localhost'
 // would otherwise shadow 'app'@'%' for local clients (FIELD-NOTES.md).
 func (sb *Sandbox) createUsers(ctx context.Context, n Node) error {
 	c := sb.Credentials

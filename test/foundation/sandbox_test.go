@@ -248,4 +248,3 @@ func containsLine(lines []string, s string) bool {
 	}
 	return false
 }
-
