@@ -56,10 +56,11 @@ type Pool struct {
 	server ServerInfo
 	opts   Options
 
-	mu     sync.Mutex
-	idle   map[Profile][]*Conn
-	open   int
-	waitCh chan struct{} // closed and replaced when a slot frees
+	mu      sync.Mutex
+	idle    map[Profile][]*Conn
+	open    int
+	waiters int
+	waitCh  chan struct{} // closed and replaced when a connection or slot frees
 
 	connOK, connErr, maxUsed atomic.Int64
 	used                     atomic.Int64
@@ -118,10 +119,17 @@ func (p *Pool) Get(ctx context.Context, prof Profile) (*Conn, error) {
 			continue
 		}
 		wait := p.waitCh
+		p.waiters++
 		p.mu.Unlock()
 		select {
 		case <-wait:
+			p.mu.Lock()
+			p.waiters--
+			p.mu.Unlock()
 		case <-ctx.Done():
+			p.mu.Lock()
+			p.waiters--
+			p.mu.Unlock()
 			return nil, fmt.Errorf("%s: %w (%d connections in use)", p.server.Name, ErrPoolFull, p.opts.MaxConns)
 		}
 	}
@@ -203,7 +211,16 @@ func (p *Pool) Put(c *Conn, prof Profile) {
 	c.lastUsed = time.Now()
 	p.mu.Lock()
 	p.idle[prof] = append(p.idle[prof], c)
+	p.wakeLocked()
 	p.mu.Unlock()
+}
+
+// wakeLocked wakes the sessions waiting for a connection, if any.
+func (p *Pool) wakeLocked() {
+	if p.waiters > 0 {
+		close(p.waitCh)
+		p.waitCh = make(chan struct{})
+	}
 }
 
 // Discard closes a connection taken from the pool.
@@ -220,8 +237,7 @@ func (p *Pool) discard(c *Conn) {
 func (p *Pool) release() {
 	p.mu.Lock()
 	p.open--
-	close(p.waitCh)
-	p.waitCh = make(chan struct{})
+	p.wakeLocked()
 	p.mu.Unlock()
 }
 

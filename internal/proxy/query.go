@@ -168,7 +168,7 @@ func (s *session) comQuery(pkt []byte) error {
 		if !res.isErr {
 			switch {
 			case r.Kind == sqlclass.Use:
-				if db := useTarget(q); db != "" {
+				if db := strings.Clone(useTarget(q)); db != "" {
 					s.schema, c.Schema = db, db
 				}
 			case r.Kind == sqlclass.Set && setParsed:

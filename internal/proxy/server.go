@@ -21,6 +21,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/topology"
 )
 
@@ -37,6 +38,9 @@ type Proxy struct {
 
 	tls    *tls.Config
 	rsaKey *rsa.PrivateKey
+
+	// newScramble makes handshake challenges; tests pin it.
+	newScramble func() ([]byte, error)
 
 	connIDs      atomic.Uint32
 	clients      atomic.Int64
@@ -67,6 +71,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{
 		cfg: cfg, log: log, pools: map[string]*backend.Pool{}, digests: newDigestStats(),
 		ready: make(chan struct{}), sessions: map[*session]struct{}{}, checkNow: map[string]chan struct{}{},
+		newScramble: mysqlproto.NewScramble,
 	}
 	var servers []topology.Server
 	for _, s := range cfg.Servers {

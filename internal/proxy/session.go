@@ -152,7 +152,7 @@ func (s *session) sendOK() error {
 }
 
 func (s *session) handshake() error {
-	scramble, err := mysqlproto.NewScramble()
+	scramble, err := s.p.newScramble()
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,9 @@ func (s *session) varsCover(c *backend.Conn) bool {
 func (s *session) recordSet(as []sqlclass.Assignment, c *backend.Conn) (replayable bool) {
 	replayable = true
 	for _, a := range as {
+		// The statement text is a view of the client's read buffer: copy
+		// what the session keeps.
+		a.Name, a.Value, a.Collate = strings.Clone(a.Name), strings.Clone(a.Value), strings.Clone(a.Collate)
 		var frag string
 		switch a.Scope {
 		case sqlclass.ScopeSession:

@@ -1,0 +1,277 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// testErrors checks every failure a client can meet: each gives a clear
+// MySQL error, and other sessions keep working.
+func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
+	// A bystander session runs reads for the whole test; it must never fail.
+	bystander := pinConn(t, pt.db(t, nil))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var bystanderErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var one int
+			if err := bystander.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil {
+				bystanderErr = err
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	defer func() {
+		close(stop)
+		wg.Wait()
+		if bystanderErr != nil {
+			t.Errorf("a bystander session failed while other sessions misbehaved: %v", bystanderErr)
+		}
+	}()
+
+	t.Run("wrong password: 1045", func(t *testing.T) {
+		bad, _ := sql.Open("mysql", strings.Replace(pt.dsn(nil), pt.sb.Credentials.AppPassword, "nope", 1))
+		defer bad.Close()
+		if code := mysqlErr(bad.Ping()); code != 1045 {
+			t.Errorf("error code %d, want 1045", code)
+		}
+	})
+
+	t.Run("unknown schema at connect: the server's own error", func(t *testing.T) {
+		bad, _ := sql.Open("mysql", strings.Replace(pt.dsn(nil), "/app", "/no_such_db", 1))
+		defer bad.Close()
+		// The app account may not even see the schema: MariaDB then says
+		// 1044 (access denied to database) instead of 1049.
+		err := bad.Ping()
+		if code := mysqlErr(err); (code != 1049 && code != 1044) || !strings.Contains(err.Error(), "no_such_db") {
+			t.Errorf("got %v, want 1049 or 1044 naming no_such_db", err)
+		}
+	})
+
+	t.Run("LOAD DATA LOCAL INFILE: clear 1148, session stays usable", func(t *testing.T) {
+		c := pinConn(t, pt.db(t, nil))
+		_, err := c.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE app.w")
+		if code := mysqlErr(err); code != 1148 || !strings.Contains(err.Error(), "not supported") {
+			t.Errorf("got %v, want 1148 saying it is not supported", err)
+		}
+		if got := str(t, c, "SELECT 'still here'"); got != "still here" {
+			t.Errorf("session unusable after the error")
+		}
+	})
+
+	t.Run("no backend available: 9001 within the timeout, naming the hostgroup", func(t *testing.T) {
+		dead := startProxy(t, pt.sb, func(c *config.Config) {
+			c.Proxy.NoBackendWait = config.Duration(500 * time.Millisecond)
+			c.Servers = []config.Server{{Name: "gone", Address: "127.0.0.1:1", WriterWeight: 1, ReaderWeight: 1}}
+		})
+		ddb := dead.db(t, func(c *mysql.Config) { c.DBName = "" })
+		start := time.Now()
+		_, err := ddb.Exec("INSERT INTO app.w (v) VALUES (1)")
+		took := time.Since(start)
+		if code := mysqlErr(err); code != 9001 || !strings.Contains(err.Error(), "hostgroup 'writer'") || !strings.Contains(err.Error(), "gone") {
+			t.Errorf("got %v, want 9001 naming hostgroup 'writer' and node gone", err)
+		}
+		if took > 3*time.Second {
+			t.Errorf("error took %s; no_backend_timeout is 500ms", took)
+		}
+	})
+
+	t.Run("backend dies mid-transaction: error to that client, session recovers", func(t *testing.T) {
+		victim := pinConn(t, pt.db(t, nil))
+		tx, err := victim.BeginTx(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback() })
+		backendID := str(t, tx, "SELECT CONNECTION_ID()")
+		admin, err := pt.sb.DB("node1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := tx.ExecContext(context.Background(), "DO SLEEP(10)")
+			done <- err
+		}()
+		// Wait until the statement runs on the node, then kill its thread.
+		waitFor(t, 5*time.Second, func() bool {
+			var n int
+			_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.processlist WHERE id = ? AND info LIKE 'DO SLEEP%'", backendID).Scan(&n)
+			return n == 1
+		})
+		if _, err := admin.Exec("KILL " + backendID); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatal("statement on a killed backend connection succeeded")
+			}
+			t.Logf("client saw: %v", err)
+		case <-time.After(8 * time.Second):
+			t.Fatal("client hung after its backend connection died")
+		}
+		_ = tx.Rollback()
+		if got := str(t, victim, "SELECT 'recovered'"); got != "recovered" {
+			t.Errorf("session did not recover")
+		}
+	})
+
+	t.Run("protocol abuse: clear error, connection closed, proxy keeps running", func(t *testing.T) {
+		pt := startProxy(t, pt.sb, func(c *config.Config) { c.Proxy.MaxPacketSize = 1 << 20 })
+		cases := []struct {
+			name string
+			send func(w *bufio.Writer)
+			code mysqlproto.ErrorCode
+		}{
+			{"oversize packet", func(w *bufio.Writer) {
+				// Header announcing 16 MiB (over max_packet_size 1 MiB).
+				w.Write([]byte{0xff, 0xff, 0xff, 0})
+				w.Write(make([]byte, 64))
+			}, mysqlproto.ErNetPacketTooLarge},
+			{"packet out of order", func(w *bufio.Writer) {
+				w.Write([]byte{1, 0, 0, 7, byte(mysqlproto.ComPing)})
+			}, mysqlproto.ErNetPacketsOutOfOrder},
+			{"empty command", func(w *bufio.Writer) {
+				w.Write([]byte{0, 0, 0, 0})
+			}, mysqlproto.ErMalformedPacket},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				nc, br, bw := rawLogin(t, pt)
+				defer nc.Close()
+				c.send(bw)
+				bw.Flush()
+				code, closed := readErrThenClose(t, nc, br)
+				if code != c.code || !closed {
+					t.Errorf("got error %d closed=%v, want %d and the connection closed", code, closed, c.code)
+				}
+			})
+		}
+		t.Run("unknown command: 1047, connection stays usable", func(t *testing.T) {
+			nc, br, bw := rawLogin(t, pt)
+			defer nc.Close()
+			bw.Write([]byte{1, 0, 0, 0, 0x1e}) // COM_BINLOG_DUMP_GTID
+			bw.Flush()
+			pc := mysqlproto.NewConn(br, bw, 1<<20)
+			pc.SetSeq(1)
+			pkt, err := pc.ReadPacket()
+			if err != nil || !mysqlproto.IsErr(pkt) {
+				t.Fatalf("want an error packet, got %x %v", pkt, err)
+			}
+			if e, _ := mysqlproto.ParseErr(pkt); e.Code != mysqlproto.ErUnknownComError {
+				t.Errorf("code %d, want 1047", e.Code)
+			}
+			pc.ResetSeq()
+			pc.WritePacket([]byte{byte(mysqlproto.ComPing)})
+			pc.Flush()
+			if pkt, err := pc.ReadPacket(); err != nil || !mysqlproto.IsOK(pkt) {
+				t.Errorf("COM_PING after the error: %x %v", pkt, err)
+			}
+		})
+		t.Run("garbage instead of a handshake response", func(t *testing.T) {
+			nc, err := net.Dial("tcp", pt.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			br := bufio.NewReader(nc)
+			pc := mysqlproto.NewConn(br, bufio.NewWriter(nc), 1<<20)
+			if _, err := pc.ReadPacket(); err != nil {
+				t.Fatal(err)
+			}
+			pc.WritePacket([]byte("this is not a handshake response"))
+			pc.Flush()
+			pkt, err := pc.ReadPacket()
+			if err != nil || !mysqlproto.IsErr(pkt) {
+				t.Fatalf("want an error packet, got %q %v", pkt, err)
+			}
+			if e, _ := mysqlproto.ParseErr(pkt); e.Code != mysqlproto.ErHandshakeError {
+				t.Errorf("code %d, want 1043", e.Code)
+			}
+		})
+	})
+}
+
+
+
+// rawLogin authenticates a raw protocol connection as the app user.
+func rawLogin(t *testing.T, pt *proxyUnderTest) (net.Conn, *bufio.Reader, *bufio.Writer) {
+	t.Helper()
+	nc, err := net.Dial("tcp", pt.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, bw := bufio.NewReader(nc), bufio.NewWriter(nc)
+	pc := mysqlproto.NewConn(br, bw, 1<<20)
+	pkt, err := pc.ReadPacket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := mysqlproto.ParseHandshake(pkt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := mysqlproto.NewClientAuth(&mysqlproto.ClientConfig{User: pt.sb.Credentials.AppUser, Password: pt.sb.Credentials.AppPassword}, hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.Run(pc); err != nil {
+		t.Fatal(err)
+	}
+	return nc, br, bw
+}
+
+// readErrThenClose reads one error packet and checks the server closes.
+func readErrThenClose(t *testing.T, nc net.Conn, br *bufio.Reader) (mysqlproto.ErrorCode, bool) {
+	t.Helper()
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// Read the header by hand: after a protocol violation the sequence id
+	// of the answer is the server's choice.
+	var hdr [4]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		t.Fatalf("read error packet: %v", err)
+	}
+	pkt := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
+	if _, err := io.ReadFull(br, pkt); err != nil {
+		t.Fatalf("read error packet: %v", err)
+	}
+	var code mysqlproto.ErrorCode
+	if e, perr := mysqlproto.ParseErr(pkt); perr == nil {
+		code = e.Code
+	}
+	_, err := br.ReadByte()
+	return code, err != nil
+}
+
+func waitFor(t *testing.T, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s", d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,157 @@
+// Package proxy_test runs galeon's proxy in front of a real 3-node Galera
+// sandbox and drives it with real clients: go-sql-driver/mysql, the
+// mariadb CLI, PyMySQL and sysbench.
+package proxy_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
+)
+
+// proxyUnderTest is a running proxy and how to reach it.
+type proxyUnderTest struct {
+	p    *proxy.Proxy
+	cfg  *config.Config
+	addr string
+	sb   *sandbox.Sandbox
+}
+
+// baseConfig routes writes to node1 and reads to node2 and node3.
+func baseConfig(sb *sandbox.Sandbox) *config.Config {
+	cfg := config.Defaults()
+	cfg.Proxy.Listen = "127.0.0.1:0"
+	cfg.Proxy.NoBackendWait = config.Duration(2 * time.Second)
+	cfg.Pool.HealthInterval = config.Duration(200 * time.Millisecond)
+	c := sb.Credentials
+	cfg.Users = []config.User{{Name: c.AppUser, Password: c.AppPassword}}
+	for _, n := range sb.Nodes {
+		s := config.Server{Name: n.Name, Address: n.Addr(), ReaderWeight: 100}
+		if n.Name == "node1" {
+			s.WriterWeight, s.ReaderWeight = 100, 0
+		}
+		cfg.Servers = append(cfg.Servers, s)
+	}
+	return &cfg
+}
+
+// startProxy runs a proxy in this process until the test ends.
+func startProxy(t *testing.T, sb *sandbox.Sandbox, mutate func(*config.Config)) *proxyUnderTest {
+	t.Helper()
+	cfg := baseConfig(sb)
+	if mutate != nil {
+		mutate(cfg)
+	}
+	if problems := cfg.Validate(); len(problems) > 0 {
+		t.Fatalf("test config invalid: %v", problems)
+	}
+	p, err := proxy.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.ServeListener(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("proxy did not stop within 10s")
+		}
+	})
+	return &proxyUnderTest{p: p, cfg: cfg, addr: ln.Addr().String(), sb: sb}
+}
+
+// dsn is a go-sql-driver DSN through the proxy as the app user.
+func (pt *proxyUnderTest) dsn(mod func(*mysql.Config)) string {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = pt.sb.Credentials.AppUser, pt.sb.Credentials.AppPassword, "tcp", pt.addr
+	cfg.DBName = "app"
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 5*time.Second, 30*time.Second, 30*time.Second
+	if mod != nil {
+		mod(cfg)
+	}
+	return cfg.FormatDSN()
+}
+
+func (pt *proxyUnderTest) db(t *testing.T, mod func(*mysql.Config)) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", pt.dsn(mod))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustExec(t *testing.T, q interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, query string, args ...any) sql.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return res
+}
+
+type queryer interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+func str(t *testing.T, q queryer, query string, args ...any) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var v sql.NullString
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return v.String
+}
+
+// mysqlErr returns the MySQL error number of err, or 0.
+func mysqlErr(err error) uint16 {
+	var me *mysql.MySQLError
+	if ok := asErr(err, &me); ok {
+		return me.Number
+	}
+	return 0
+}
+
+func asErr(err error, target **mysql.MySQLError) bool {
+	for err != nil {
+		if e, ok := err.(*mysql.MySQLError); ok {
+			*target = e
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+var _ = fmt.Sprintf
+var _ = sandboxtest.New

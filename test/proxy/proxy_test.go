@@ -1,0 +1,430 @@
+package proxy_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
+	"github.com/galeon-db/galeon/internal/topology"
+)
+
+// TestProxy runs every data-plane scenario against one sandbox.
+func TestProxy(t *testing.T) {
+	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
+	pt := startProxy(t, sb, nil)
+	db := pt.db(t, nil)
+	mustExec(t, db, "CREATE TABLE IF NOT EXISTS app.w (id INT AUTO_INCREMENT PRIMARY KEY, node VARCHAR(32), v INT)")
+
+	t.Run("writes and transactions go to the writer", func(t *testing.T) {
+		for i := 0; i < 30; i++ {
+			mustExec(t, db, "INSERT INTO app.w (node, v) VALUES (@@wsrep_node_name, ?)", i)
+		}
+		if got := str(t, db, "SELECT GROUP_CONCAT(DISTINCT node) FROM app.w /* galeon:writer */"); got != "node1" {
+			t.Errorf("inserts landed on %q, want only node1", got)
+		}
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 5; i++ {
+			if got := str(t, tx, "SELECT @@wsrep_node_name"); got != "node1" {
+				t.Errorf("read %d inside a transaction ran on %s, want the writer node1", i, got)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"SELECT @@wsrep_node_name FROM app.w LIMIT 1 FOR UPDATE", "SELECT @@wsrep_node_name FROM app.w LIMIT 1 LOCK IN SHARE MODE"} {
+			if got := str(t, db, q); got != "node1" {
+				t.Errorf("%s ran on %s, want node1", q, got)
+			}
+		}
+	})
+
+	t.Run("autocommit=0 keeps every statement on the writer until commit", func(t *testing.T) {
+		conn := pinConn(t, pt.db(t, nil))
+		mustExec(t, conn, "SET autocommit=0")
+		for i := 0; i < 5; i++ {
+			if got := str(t, conn, "SELECT @@wsrep_node_name"); got != "node1" {
+				t.Errorf("autocommit=0 read ran on %s", got)
+			}
+		}
+		mustExec(t, conn, "COMMIT")
+		mustExec(t, conn, "SET autocommit=1")
+		seen := nodesSeen(t, conn, "SELECT @@wsrep_node_name", 30)
+		if seen["node1"] > 0 || len(seen) != 2 {
+			t.Errorf("after autocommit=1 reads went to %v, want node2 and node3 only", seen)
+		}
+	})
+
+	t.Run("read-only transactions go to a reader", func(t *testing.T) {
+		tx, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := str(t, tx, "SELECT @@wsrep_node_name")
+		if first == "node1" {
+			t.Errorf("START TRANSACTION READ ONLY ran on the writer")
+		}
+		for i := 0; i < 5; i++ {
+			if got := str(t, tx, "SELECT @@wsrep_node_name"); got != first {
+				t.Errorf("read-only transaction moved from %s to %s", first, got)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("reads follow reader weights", func(t *testing.T) {
+		setWeights(t, pt, map[string]int{"node2": 100, "node3": 300})
+		defer setWeights(t, pt, map[string]int{"node2": 100, "node3": 100})
+		counts := countReads(t, db, 10000, 8)
+		checkShares(t, counts, map[string]float64{"node2": 0.25, "node3": 0.75}, 10000)
+	})
+
+	t.Run("session variables and schema follow the session across connections", func(t *testing.T) {
+		conn := pinConn(t, pt.db(t, nil))
+		mustExec(t, conn, "SET SESSION sql_mode = 'ANSI_QUOTES'")
+		mustExec(t, conn, "SET NAMES latin1")
+		mustExec(t, conn, "USE sbtest")
+		nodes := map[string]bool{}
+		for i := 0; i < 40; i++ {
+			var node, mode, cs, schema string
+			if err := conn.QueryRowContext(context.Background(), "SELECT @@wsrep_node_name, @@sql_mode, @@character_set_client, DATABASE()").Scan(&node, &mode, &cs, &schema); err != nil {
+				t.Fatal(err)
+			}
+			nodes[node] = true
+			if mode != "ANSI_QUOTES" || cs != "latin1" || schema != "sbtest" {
+				t.Fatalf("on %s: sql_mode=%q charset=%q schema=%q, want ANSI_QUOTES latin1 sbtest", node, mode, cs, schema)
+			}
+		}
+		if len(nodes) < 2 {
+			t.Errorf("reads stayed on %v: the session never changed backend connection, so replay was not exercised", nodes)
+		}
+		// A fresh session must not inherit the state of the first.
+		other := pinConn(t, pt.db(t, nil))
+		if got := str(t, other, "SELECT @@sql_mode"); got == "ANSI_QUOTES" {
+			t.Errorf("another session sees sql_mode=%q left behind by a multiplexed connection", got)
+		}
+	})
+
+	t.Run("multiplexing: many sessions share few backend connections", func(t *testing.T) {
+		small := startProxy(t, sb, func(c *config.Config) { c.Pool.MaxConnections = 3 })
+		sdb := small.db(t, nil)
+		sdb.SetMaxOpenConns(60)
+		sdb.SetMaxIdleConns(60)
+		conns := make([]*sql.Conn, 60)
+		for i := range conns {
+			conns[i] = pinConn(t, sdb)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, len(conns))
+		for _, c := range conns {
+			wg.Add(1)
+			go func(c *sql.Conn) {
+				defer wg.Done()
+				for j := 0; j < 20; j++ {
+					var one int
+					if err := c.QueryRowContext(context.Background(), "SELECT 1").Scan(&one); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(c)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("read failed while 60 sessions shared at most 3 connections per node: %v", err)
+		}
+		for _, row := range small.p.PoolStats() {
+			if row.MaxConnUsed > 3 {
+				t.Errorf("%s used %d backend connections, limit 3", row.Server, row.MaxConnUsed)
+			}
+		}
+	})
+
+	t.Run("temporary tables and locks pin the session", func(t *testing.T) {
+		conn := pinConn(t, pt.db(t, nil))
+		mustExec(t, conn, "CREATE TEMPORARY TABLE tmp_pin (id INT)")
+		mustExec(t, conn, "INSERT INTO tmp_pin VALUES (1)")
+		for i := 0; i < 20; i++ {
+			if got := str(t, conn, "SELECT COUNT(*) FROM tmp_pin"); got != "1" {
+				t.Fatalf("temporary table lost on read %d: count %s", i, got)
+			}
+		}
+		lockConn := pinConn(t, pt.db(t, nil))
+		if got := str(t, lockConn, "SELECT GET_LOCK('galeon_test', 5)"); got != "1" {
+			t.Fatalf("GET_LOCK = %s", got)
+		}
+		owner := str(t, lockConn, "SELECT CONNECTION_ID()")
+		for i := 0; i < 10; i++ {
+			if got := str(t, lockConn, "SELECT IS_USED_LOCK('galeon_test')"); got != owner {
+				t.Fatalf("lock owner %s seen as %s: the session moved to another connection", owner, got)
+			}
+		}
+		if got := str(t, lockConn, "SELECT RELEASE_LOCK('galeon_test')"); got != "1" {
+			t.Errorf("RELEASE_LOCK = %s, want 1 (same connection as GET_LOCK)", got)
+		}
+		uv := pinConn(t, pt.db(t, nil))
+		mustExec(t, uv, "SET @galeon_uv = 42")
+		for i := 0; i < 10; i++ {
+			if got := str(t, uv, "SELECT @galeon_uv"); got != "42" {
+				t.Fatalf("user variable lost: %q", got)
+			}
+		}
+	})
+
+	t.Run("prepared statements survive a change of backend connection", func(t *testing.T) {
+		conn := pinConn(t, pt.db(t, nil))
+		stmt, err := conn.PrepareContext(context.Background(), "SELECT @@wsrep_node_name, ? + 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stmt.Close()
+		nodes := map[string]int{}
+		for i := 0; i < 40; i++ {
+			var node string
+			var v int
+			if err := stmt.QueryRowContext(context.Background(), i).Scan(&node, &v); err != nil {
+				t.Fatalf("execution %d: %v", i, err)
+			}
+			if v != i+1 {
+				t.Fatalf("execution %d returned %d", i, v)
+			}
+			nodes[node]++
+		}
+		if len(nodes) < 2 {
+			t.Errorf("prepared reads ran only on %v: no change of backend connection happened", nodes)
+		}
+		ins, err := conn.PrepareContext(context.Background(), "INSERT INTO app.w (node, v) VALUES (@@wsrep_node_name, ?)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ins.Close()
+		for i := 0; i < 10; i++ {
+			if _, err := ins.ExecContext(context.Background(), 1000+i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := str(t, db, "SELECT COUNT(*) FROM app.w WHERE v >= 1000 AND node = 'node1' /* galeon:writer */"); got != "10" {
+			t.Errorf("prepared inserts on the writer: %s of 10", got)
+		}
+	})
+
+	t.Run("multi-statements and multiple result sets", func(t *testing.T) {
+		mdb := pt.db(t, func(c *mysql.Config) { c.MultiStatements = true })
+		mustExec(t, mdb, "INSERT INTO app.w (node, v) VALUES ('m', 1); INSERT INTO app.w (node, v) VALUES ('m', 2)")
+		rows, err := mdb.Query("SELECT 1; SELECT 2, 3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets := 0
+		for {
+			for rows.Next() {
+			}
+			sets++
+			if !rows.NextResultSet() {
+				break
+			}
+		}
+		rows.Close()
+		if sets != 2 {
+			t.Errorf("got %d result sets, want 2", sets)
+		}
+		if got := str(t, db, "SELECT COUNT(*) FROM app.w WHERE node='m' /* galeon:writer */"); got != "2" {
+			t.Errorf("multi-statement inserted %s rows, want 2", got)
+		}
+	})
+
+	t.Run("transactions commit and roll back", func(t *testing.T) {
+		tx, _ := db.Begin()
+		mustExec(t, tx, "INSERT INTO app.w (node, v) VALUES ('rollback', 1)")
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		tx, _ = db.Begin()
+		mustExec(t, tx, "INSERT INTO app.w (node, v) VALUES ('commit', 1)")
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := str(t, db, "SELECT CONCAT(SUM(node='rollback'), '/', SUM(node='commit')) FROM app.w /* galeon:writer */"); got != "0/1" {
+			t.Errorf("rollback/commit rows = %s, want 0/1", got)
+		}
+	})
+
+	t.Run("mariadb CLI", func(t *testing.T) {
+		host, port := splitAddr(pt.addr)
+		out, err := exec.Command("mariadb", "-h"+host, "-P"+port, "-u"+sb.Credentials.AppUser, "-p"+sb.Credentials.AppPassword,
+			"-N", "-B", "app", "-e", "SELECT 'cli-ok'; SHOW TABLES LIKE 'w'; SELECT COUNT(*) > 0 FROM app.w").CombinedOutput()
+		if err != nil || string(out) != "cli-ok\nw\n1\n" {
+			t.Errorf("mariadb CLI through galeon: err %v, output %q", err, out)
+		}
+		out, err = exec.Command("mariadb", "-h"+host, "-P"+port, "-u"+sb.Credentials.AppUser, "-pwrong", "-e", "SELECT 1").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "1045") || !strings.Contains(string(out), "Access denied") {
+			t.Errorf("wrong password: err %v, output %q; want ERROR 1045 Access denied", err, out)
+		}
+	})
+
+	t.Run("PyMySQL", func(t *testing.T) {
+		host, port := splitAddr(pt.addr)
+		script := fmt.Sprintf(`
+import pymysql
+c = pymysql.connect(host=%q, port=%s, user=%q, password=%q, database="app", autocommit=True)
+cur = c.cursor()
+cur.execute("SELECT @@wsrep_node_name")
+reader = cur.fetchone()[0]
+c.begin()
+cur.execute("INSERT INTO w (node, v) VALUES (%%s, %%s)", ("pymysql", 7))
+cur.execute("SELECT @@wsrep_node_name")
+in_tx = cur.fetchone()[0]
+c.commit()
+cur.execute("SELECT COUNT(*) FROM w WHERE node='pymysql' /* galeon:writer */")
+print(reader != "node1", in_tx, cur.fetchone()[0])
+c.close()
+`, host, port, sb.Credentials.AppUser, sb.Credentials.AppPassword)
+		out, err := exec.Command("/usr/bin/python3", "-c", script).CombinedOutput() // Debian python3-pymysql
+		if err != nil || strings.TrimSpace(string(out)) != "True node1 1" {
+			t.Errorf("PyMySQL through galeon: err %v, output %q, want 'True node1 1'", err, out)
+		}
+	})
+
+	t.Run("sysbench oltp_read_write, text and prepared", func(t *testing.T) {
+		host, port := splitAddr(pt.addr)
+		base := []string{"--db-driver=mysql", "--mysql-host=" + host, "--mysql-port=" + port,
+			"--mysql-user=" + sb.Credentials.AppUser, "--mysql-password=" + sb.Credentials.AppPassword,
+			"--mysql-db=sbtest", "--tables=2", "--table-size=1000"}
+		if out, err := exec.Command("sysbench", append(base, "oltp_read_write", "prepare")...).CombinedOutput(); err != nil {
+			t.Fatalf("sysbench prepare: %v\n%s", err, out)
+		}
+		for _, mode := range []string{"disable", "auto"} {
+			args := append(append([]string{}, base...), "--threads=4", "--time=5", "--db-ps-mode="+mode, "oltp_read_write", "run")
+			out, err := exec.Command("sysbench", args...).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "transactions:") || strings.Contains(string(out), "FATAL") {
+				t.Errorf("sysbench --db-ps-mode=%s: %v\n%s", mode, err, out)
+				continue
+			}
+			t.Logf("sysbench ps-mode=%s: %s", mode, grepLine(string(out), "transactions:"))
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) { testErrors(t, pt, db) })
+}
+
+// pinConn returns one client connection (one proxy session).
+func pinConn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func nodesSeen(t *testing.T, q queryer, query string, n int) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for i := 0; i < n; i++ {
+		seen[str(t, q, query)]++
+	}
+	return seen
+}
+
+// countReads runs n autocommit reads over workers sessions and counts the
+// node that answered each.
+func countReads(t *testing.T, db *sql.DB, n, workers int) map[string]int {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[string]int{}
+	var wg sync.WaitGroup
+	per := n / workers
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := map[string]int{}
+			for i := 0; i < per; i++ {
+				var node string
+				if err := db.QueryRow("SELECT @@wsrep_node_name").Scan(&node); err != nil {
+					t.Errorf("read: %v", err)
+					return
+				}
+				local[node]++
+			}
+			mu.Lock()
+			for k, v := range local {
+				counts[k] += v
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return counts
+}
+
+// checkShares asserts each node's share is within ±10% of its weight share.
+func checkShares(t *testing.T, counts map[string]int, want map[string]float64, n int) {
+	t.Helper()
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	if total != n {
+		t.Errorf("%d of %d reads succeeded", total, n)
+	}
+	for node, share := range want {
+		got := float64(counts[node]) / float64(total)
+		if math.Abs(got-share) > 0.10*share {
+			t.Errorf("%s got %.3f of reads, want %.3f ±10%% (counts %v)", node, got, share, counts)
+		}
+	}
+	for node := range counts {
+		if _, ok := want[node]; !ok {
+			t.Errorf("%s served %d reads but has no reader weight", node, counts[node])
+		}
+	}
+	t.Logf("read shares over %d reads: %v", total, counts)
+}
+
+// setWeights changes reader weights through the proxy's topology view, as
+// the admin interface does.
+func setWeights(t *testing.T, pt *proxyUnderTest, w map[string]int) {
+	t.Helper()
+	if err := pt.p.View().Update(func(s *topology.Server) error {
+		if v, ok := w[s.Name]; ok {
+			s.ReaderWeight = v
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func splitAddr(a string) (string, string) {
+	i := strings.LastIndexByte(a, ':')
+	return a[:i], a[i+1:]
+}
+
+func grepLine(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+var _ = time.Second
