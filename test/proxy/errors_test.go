@@ -214,8 +214,6 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 	})
 }
 
-
-
 // rawLogin authenticates a raw protocol connection as the app user.
 func rawLogin(t *testing.T, pt *proxyUnderTest) (net.Conn, *bufio.Reader, *bufio.Writer) {
 	t.Helper()
