@@ -7,16 +7,25 @@ SANDBOX ?= galeon
 
 .PHONY: up down deps build test unit integration lint fuzz clean
 
-## up: install what is missing, build, start a 3-node sandbox cluster (idempotent)
+SBDIR := /var/tmp/galeon/$(SANDBOX)
+
+## up: install what is missing, build, start a 3-node sandbox cluster and the proxy in front of it (idempotent)
 up: deps build
-	@if [ -f /var/tmp/galeon/$(SANDBOX)/sandbox.json ]; then \
+	@if [ -f $(SBDIR)/sandbox.json ]; then \
 		bin/galeon sandbox start --name $(SANDBOX) && bin/galeon sandbox status --name $(SANDBOX); \
 	else \
 		bin/galeon sandbox up --name $(SANDBOX); \
 	fi
+	@[ -f $(SBDIR)/galeon.toml ] || { bin/galeon sandbox proxy-config --name $(SANDBOX) > $(SBDIR)/galeon.toml && chmod 600 $(SBDIR)/galeon.toml; }
+	@bin/galeon proxy stop --pid-file $(SBDIR)/galeon-proxy.pid >/dev/null 2>&1 || true
+	@echo; bin/galeon proxy --config $(SBDIR)/galeon.toml --background
+	@echo; echo "connect through galeon:"; \
+	 eval $$(bin/galeon sandbox env --name $(SANDBOX)); \
+	 echo "  mariadb -h127.0.0.1 -P6033 -u$$GALEON_APP_USER -p'$$GALEON_APP_PASSWORD' app"
 
-## down: destroy the sandbox started by `make up`
+## down: stop the proxy and destroy the sandbox started by `make up`
 down: build
+	-bin/galeon proxy stop --pid-file $(SBDIR)/galeon-proxy.pid
 	bin/galeon sandbox destroy --name $(SANDBOX)
 
 deps:

@@ -2,21 +2,41 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/proxy"
 )
 
+const proxyUsage = `usage: galeon proxy [--config FILE] [--check-config] [--background --pid-file F --log-file F] [--verbose]
+       galeon proxy stop --pid-file F
+`
+
 func runProxy(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "stop" {
+		fs := flag.NewFlagSet("proxy stop", flag.ContinueOnError)
+		pidFile := fs.String("pid-file", "galeon-proxy.pid", "PID file written by --background")
+		if _, err := parseInterleaved(fs, args[1:]); err != nil {
+			return err
+		}
+		return stopBackground(ctx, *pidFile)
+	}
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, proxyUsage); fs.PrintDefaults() }
 	path := fs.String("config", "galeon.toml", "configuration file (TOML)")
 	check := fs.Bool("check-config", false, "validate the configuration and exit")
 	verbose := fs.Bool("verbose", false, "debug logging")
+	background := fs.Bool("background", false, "run detached; returns once the proxy listens")
+	pidFile := fs.String("pid-file", "", "with --background: where to record the PID (default: beside the config)")
+	logFile := fs.String("log-file", "", "with --background: log file (default: beside the config)")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -28,6 +48,32 @@ func runProxy(ctx context.Context, args []string) error {
 		fmt.Printf("%s: configuration is valid (%d servers, %d users, %d query rules)\n", *path, len(cfg.Servers), len(cfg.Users), len(cfg.QueryRules))
 		return nil
 	}
+	user, password, generated, err := adminCredentials(cfg, *path)
+	if err != nil {
+		return err
+	}
+	if *background {
+		dir := filepath.Dir(*path)
+		if *pidFile == "" {
+			*pidFile = filepath.Join(dir, "galeon-proxy.pid")
+		}
+		if *logFile == "" {
+			*logFile = filepath.Join(dir, "galeon-proxy.log")
+		}
+		child := []string{"proxy", "--config", *path}
+		if *verbose {
+			child = append(child, "--verbose")
+		}
+		pid, err := startBackground(child, cfg.Proxy.Listen, *pidFile, *logFile)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("galeon proxy running (pid %d, log %s)\n", pid, *logFile)
+		printProxyInfo(cfg, user, password, generated, *path)
+		fmt.Printf("stop it: galeon proxy stop --pid-file %s\n", *pidFile)
+		return nil
+	}
+	cfg.Admin.User, cfg.Admin.Password = user, password
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -42,10 +88,59 @@ func runProxy(ctx context.Context, args []string) error {
 	if err := startAdmin(ctx, cfg, p, log, errs); err != nil {
 		return err
 	}
-	log.Info("galeon proxy listening", "mysql", cfg.Proxy.Listen, "servers", len(cfg.Servers))
+	log.Info("galeon proxy listening", "mysql", cfg.Proxy.Listen, "admin", cfg.Admin.Listen, "http", cfg.Admin.HTTPListen, "servers", len(cfg.Servers))
+	if generated {
+		log.Info("admin password generated", "user", user, "password", password, "stored_in", credentialsPath(*path))
+	}
 	err = <-errs
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
+}
+
+func printProxyInfo(cfg *config.Config, user, password string, generated bool, path string) {
+	fmt.Printf("  MySQL:  %s   (mariadb -h%s -P%s -u%s -p...)\n", cfg.Proxy.Listen, hostOf(cfg.Proxy.Listen), portOf(cfg.Proxy.Listen), cfg.Users[0].Name)
+	if cfg.Admin.Listen != "" {
+		fmt.Printf("  admin:  %s   mariadb -h%s -P%s -u%s -p'%s'\n", cfg.Admin.Listen, hostOf(cfg.Admin.Listen), portOf(cfg.Admin.Listen), user, password)
+	}
+	if cfg.Admin.HTTPListen != "" {
+		fmt.Printf("  HTTP:   http://%s/metrics  http://%s/api/tables (basic auth %s)\n", cfg.Admin.HTTPListen, cfg.Admin.HTTPListen, user)
+	}
+	if generated {
+		fmt.Printf("  admin password generated and stored in %s (mode 0600)\n", credentialsPath(path))
+	}
+}
+
+func hostOf(a string) string { return a[:max(0, strings.LastIndexByte(a, ':'))] }
+func portOf(a string) string { return a[strings.LastIndexByte(a, ':')+1:] }
+
+// credentialsPath is where a generated admin password is kept: beside the
+// configuration, so restarts keep it.
+func credentialsPath(configPath string) string {
+	return filepath.Join(filepath.Dir(configPath), "galeon-admin.credentials")
+}
+
+// adminCredentials returns the configured admin account, or one generated
+// on first start and stored (0600) for later starts. There is never a
+// fixed default password.
+func adminCredentials(cfg *config.Config, configPath string) (user, password string, generated bool, err error) {
+	if cfg.Admin.Password != "" {
+		return cfg.Admin.User, cfg.Admin.Password, false, nil
+	}
+	p := credentialsPath(configPath)
+	if b, err := os.ReadFile(p); err == nil {
+		if u, pw, ok := strings.Cut(strings.TrimSpace(string(b)), ":"); ok && u == cfg.Admin.User {
+			return u, pw, true, nil
+		}
+	}
+	raw := make([]byte, 18)
+	if _, err := rand.Read(raw); err != nil {
+		return "", "", false, err
+	}
+	password = base64.RawURLEncoding.EncodeToString(raw)
+	if err := os.WriteFile(p, []byte(cfg.Admin.User+":"+password+"\n"), 0o600); err != nil {
+		return "", "", false, fmt.Errorf("store generated admin password in %s: %w", p, err)
+	}
+	return cfg.Admin.User, password, true, nil
 }

@@ -30,6 +30,8 @@ actions:
   resume NODE         SIGCONT NODE
   restart NODE        stop NODE (cleanly, resuming it if paused) and start it again
   env                 print shell variables for the sandbox's DSNs and credentials
+  proxy-config [--listen A] [--admin-listen A] [--http-listen A]
+                      print a galeon proxy configuration for the sandbox
 
 common flags: --name NAME (default galeon), --dir DIR (default /var/tmp/galeon/NAME)
 `
@@ -41,7 +43,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	}
 	action := args[0]
 	switch action {
-	case "up", "status", "stop", "start", "destroy", "add", "env", "remove", "kill", "pause", "resume", "restart":
+	case "up", "status", "stop", "start", "destroy", "add", "env", "proxy-config", "remove", "kill", "pause", "resume", "restart":
 	default:
 		fmt.Fprint(os.Stderr, sandboxUsage)
 		return fmt.Errorf("unknown action %q", action)
@@ -54,6 +56,9 @@ func runSandbox(ctx context.Context, args []string) error {
 	basePort := fs.Int("base-port", sandbox.DefaultBasePort, "base port: node i listens on P+i, Galera on P+100+i, IST P+200+i, SST P+300+i (up)")
 	sst := fs.String("sst-method", "rsync", "state transfer method: rsync or mariabackup (up)")
 	asJSON := fs.Bool("json", false, "JSON output (status)")
+	listen := fs.String("listen", "127.0.0.1:6033", "proxy MySQL address (proxy-config)")
+	adminListen := fs.String("admin-listen", "127.0.0.1:6032", "proxy admin SQL address (proxy-config)")
+	httpListen := fs.String("http-listen", "127.0.0.1:6080", "proxy admin HTTP address (proxy-config)")
 	provider, server := keyValues{}, keyValues{}
 	fs.Var(provider, "provider-option", "wsrep_provider_options entry KEY=VALUE, repeatable (up)")
 	fs.Var(server, "server-option", "[mariadbd] option KEY=VALUE, repeatable (up)")
@@ -117,6 +122,9 @@ func runSandbox(ctx context.Context, args []string) error {
 		return nil
 	case "env":
 		printEnv(sb)
+		return nil
+	case "proxy-config":
+		fmt.Print(sb.ProxyConfig(*listen, *adminListen, *httpListen))
 		return nil
 	}
 	node, err := nodeArg()

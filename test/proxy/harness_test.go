@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/galeon-db/galeon/internal/admin"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/sandbox"
@@ -23,11 +24,15 @@ import (
 
 // proxyUnderTest is a running proxy and how to reach it.
 type proxyUnderTest struct {
-	p    *proxy.Proxy
-	cfg  *config.Config
-	addr string
-	sb   *sandbox.Sandbox
+	p         *proxy.Proxy
+	cfg       *config.Config
+	addr      string
+	adminAddr string
+	sb        *sandbox.Sandbox
 }
+
+// adminPassword is the test proxies' admin password.
+const adminPassword = "test-admin-pw"
 
 // baseConfig routes writes to node1 and reads to node2 and node3.
 func baseConfig(sb *sandbox.Sandbox) *config.Config {
@@ -65,18 +70,26 @@ func startProxy(t *testing.T, sb *sandbox.Sandbox, mutate func(*config.Config)) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	adm := admin.NewServer(admin.Config{SQLListen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", User: "admin", Password: adminPassword,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, p.AdminTables(), p.Metrics)
+	if err := adm.Listen(); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() { done <- p.ServeListener(ctx, ln) }()
+	go func() { done <- adm.Serve(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("proxy did not stop within 10s")
+		for i := 0; i < 2; i++ {
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Errorf("proxy or admin did not stop within 10s")
+			}
 		}
 	})
-	return &proxyUnderTest{p: p, cfg: cfg, addr: ln.Addr().String(), sb: sb}
+	return &proxyUnderTest{p: p, cfg: cfg, addr: ln.Addr().String(), adminAddr: adm.SQLAddr().String(), sb: sb}
 }
 
 // dsn is a go-sql-driver DSN through the proxy as the app user.
@@ -89,6 +102,19 @@ func (pt *proxyUnderTest) dsn(mod func(*mysql.Config)) string {
 		mod(cfg)
 	}
 	return cfg.FormatDSN()
+}
+
+// adminDB connects to the proxy's admin SQL interface.
+func (pt *proxyUnderTest) adminDB(t *testing.T) *sql.DB {
+	t.Helper()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.InterpolateParams = "admin", adminPassword, "tcp", pt.adminAddr, true
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func (pt *proxyUnderTest) db(t *testing.T, mod func(*mysql.Config)) *sql.DB {

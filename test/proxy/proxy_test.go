@@ -16,7 +16,6 @@ import (
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
-	"github.com/galeon-db/galeon/internal/topology"
 )
 
 // TestProxy runs every data-plane scenario against one sandbox.
@@ -87,11 +86,49 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
-	t.Run("reads follow reader weights", func(t *testing.T) {
-		setWeights(t, pt, map[string]int{"node2": 100, "node3": 300})
-		defer setWeights(t, pt, map[string]int{"node2": 100, "node3": 100})
+	t.Run("reads follow reader weights, changed live through the admin interface", func(t *testing.T) {
+		adm := pt.adminDB(t)
 		counts := countReads(t, db, 10000, 8)
+		checkShares(t, counts, map[string]float64{"node2": 0.5, "node3": 0.5}, 10000)
+		res := mustExec(t, adm, "UPDATE servers SET reader_weight = 300 WHERE name = 'node3'")
+		if n, _ := res.RowsAffected(); n != 1 {
+			t.Errorf("UPDATE servers changed %d rows, want 1", n)
+		}
+		if got := str(t, adm, "SELECT reader_weight FROM servers WHERE name = 'node3'"); got != "300" {
+			t.Errorf("servers shows reader_weight %s after the update", got)
+		}
+		counts = countReads(t, db, 10000, 8)
 		checkShares(t, counts, map[string]float64{"node2": 0.25, "node3": 0.75}, 10000)
+		// The weights are the operator's: nothing rewrote them.
+		rows, err := adm.Query("SELECT name, reader_weight FROM servers ORDER BY name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for rows.Next() {
+			var n string
+			var w int
+			_ = rows.Scan(&n, &w)
+			got[n] = w
+		}
+		rows.Close()
+		if got["node1"] != 0 || got["node2"] != 100 || got["node3"] != 300 {
+			t.Errorf("reader weights after traffic: %v, want node1=0 node2=100 node3=300", got)
+		}
+		if _, err := adm.Exec("UPDATE servers SET reader_weight = 'lots' WHERE name = 'node2'"); mysqlErr(err) != 1366 {
+			t.Errorf("non-numeric weight: %v, want error 1366", err)
+		}
+		if _, err := adm.Exec("UPDATE servers SET address = 'x' WHERE name = 'node2'"); err == nil || !strings.Contains(err.Error(), "only writer_weight and reader_weight") {
+			t.Errorf("changing the address: %v, want an error naming what can change", err)
+		}
+		mustExec(t, adm, "UPDATE servers SET reader_weight = 100 WHERE name = 'node3'")
+		// Stats tables show the traffic.
+		if q := str(t, adm, "SELECT Queries FROM stats_connection_pool WHERE srv_name = 'node3'"); q == "0" {
+			t.Errorf("stats_connection_pool shows no queries on node3")
+		}
+		if c := str(t, adm, "SELECT count_star FROM stats_query_digest WHERE digest_text LIKE 'SELECT @@wsrep_node_name' AND hostgroup = 'reader'"); c != "20000" {
+			t.Errorf("stats_query_digest counts %s reads of SELECT @@wsrep_node_name, want 20000", c)
+		}
 	})
 
 	t.Run("session variables and schema follow the session across connections", func(t *testing.T) {
@@ -397,20 +434,6 @@ func checkShares(t *testing.T, counts map[string]int, want map[string]float64, n
 		}
 	}
 	t.Logf("read shares over %d reads: %v", total, counts)
-}
-
-// setWeights changes reader weights through the proxy's topology view, as
-// the admin interface does.
-func setWeights(t *testing.T, pt *proxyUnderTest, w map[string]int) {
-	t.Helper()
-	if err := pt.p.View().Update(func(s *topology.Server) error {
-		if v, ok := w[s.Name]; ok {
-			s.ReaderWeight = v
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func splitAddr(a string) (string, string) {

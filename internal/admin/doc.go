@@ -1,0 +1,52 @@
+// Package admin serves galeon's operator interface: a MySQL-protocol
+// endpoint (like ProxySQL's admin port 6032) where the running
+// configuration is read and changed with SQL, and an HTTP endpoint with
+// Prometheus metrics and a read-only JSON view of the same tables.
+//
+// # Tables, not the proxy
+//
+// The package knows nothing about the proxy. The proxy registers [Table]
+// values: a name, typed columns, a function returning the current rows and
+// optional functions that apply UPDATE, INSERT and DELETE. Rows are read
+// fresh on every query, so the admin interface never shows a stale copy and
+// there is no second source of truth to keep in sync. Every change goes
+// through the table's own function, which validates it and applies it
+// atomically; the admin side only parses, type-checks against the declared
+// columns and evaluates WHERE clauses into a match function.
+//
+// # The dialect
+//
+// The SQL understood here is a deliberately small dialect (see [Parse]):
+// single-table SELECT with WHERE / ORDER BY / LIMIT and COUNT(*), UPDATE,
+// INSERT of one row, DELETE, and the SHOW / DESCRIBE / SET / SELECT @@var
+// statements that the mariadb and mysql command-line clients and Go's
+// go-sql-driver/mysql send on their own. Anything else gets a MySQL error
+// that says what was expected, and the connection stays usable. Prepared
+// statements are refused: operators type plain queries, and drivers can
+// interpolate parameters client-side (go-sql-driver: interpolateParams=true).
+//
+// Text comparisons with = and < follow byte order (case-sensitive), while
+// LIKE ignores case, as in SQLite, which ProxySQL's admin interface
+// is built on and whose behaviour operators know.
+//
+// # HTTP
+//
+// GET /metrics serves the proxy's [Metric] samples in Prometheus text
+// format without authentication, for scrapers; GET /api/health answers
+// load balancers. GET /api/tables and /api/tables/{name} show the same
+// tables as JSON behind basic auth with the admin account. The HTTP side
+// is read-only on purpose: changes go through SQL, where they are
+// type-checked, serialised and audited.
+//
+// # Use
+//
+//	srv := admin.NewServer(admin.Config{User: "admin", Password: pw}, tables, metrics)
+//	if err := srv.Listen(); err != nil { ... } // optional: fail fast on a busy port
+//	go srv.Serve(ctx)                          // returns after ctx is done and all goroutines ended
+//
+// # Concurrency
+//
+// Rows may be called from several connections at once. Update, Insert and
+// Delete are serialised by the server (never two at a time) so a table
+// only has to make each call atomic with respect to the proxy itself.
+package admin

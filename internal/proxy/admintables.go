@@ -1,0 +1,344 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/galeon-db/galeon/internal/admin"
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/topology"
+)
+
+// AdminTables exposes the running proxy to the admin interface. Reads are
+// live; writes apply atomically to new statements at once (reader and
+// writer weights, default hostgroups, query rules).
+func (p *Proxy) AdminTables() []admin.Table {
+	return []admin.Table{p.serversTable(), p.usersTable(), p.rulesTable(), p.poolTable(), p.digestTable()}
+}
+
+func (p *Proxy) serversTable() admin.Table {
+	cols := []admin.Column{
+		{Name: "name", Kind: admin.Text}, {Name: "address", Kind: admin.Text},
+		{Name: "writer_weight", Kind: admin.Int}, {Name: "reader_weight", Kind: admin.Int},
+		{Name: "status", Kind: admin.Text}, {Name: "reason", Kind: admin.Text}, {Name: "role", Kind: admin.Text},
+	}
+	row := func(s topology.Server, writer string) []any {
+		st, role := "ONLINE", ""
+		if !s.Online {
+			st = "OFFLINE"
+		}
+		if s.Name == writer {
+			role = "writer"
+		} else if s.ReaderWeight > 0 && s.Online {
+			role = "reader"
+		}
+		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), st, s.Reason, role}
+	}
+	return admin.Table{
+		Name: "servers", Columns: cols,
+		Rows: func() [][]any {
+			snap := p.view.Load()
+			w, _ := snap.Writer()
+			out := make([][]any, 0, len(snap.Servers))
+			for _, s := range snap.Servers {
+				out = append(out, row(s, w.Name))
+			}
+			return out
+		},
+		Update: func(set map[string]any, match func([]any) bool) (int, error) {
+			for k := range set {
+				if k != "writer_weight" && k != "reader_weight" {
+					return 0, fmt.Errorf("servers.%s cannot be changed at runtime; only writer_weight and reader_weight can", k)
+				}
+			}
+			snap := p.view.Load()
+			w, _ := snap.Writer()
+			n := 0
+			err := p.view.Update(func(s *topology.Server) error {
+				if !match(row(*s, w.Name)) {
+					return nil
+				}
+				n++
+				for k, v := range set {
+					x := v.(int64)
+					if x < 0 || x > 1_000_000 {
+						return fmt.Errorf("%s = %d: use 0 (not in that hostgroup) to 1000000", k, x)
+					}
+					if k == "writer_weight" {
+						s.WriterWeight = int(x)
+					} else {
+						s.ReaderWeight = int(x)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return 0, err
+			}
+			p.log.Info("admin: servers updated", "rows", n, "set", fmt.Sprint(set))
+			return n, nil
+		},
+	}
+}
+
+func (p *Proxy) usersTable() admin.Table {
+	cols := []admin.Column{
+		{Name: "name", Kind: admin.Text}, {Name: "backend_user", Kind: admin.Text},
+		{Name: "default_hostgroup", Kind: admin.Text}, {Name: "default_schema", Kind: admin.Text},
+		{Name: "max_connections", Kind: admin.Int}, {Name: "connections", Kind: admin.Int},
+		{Name: "auth_plugin", Kind: admin.Text},
+	}
+	row := func(u *user) []any {
+		return []any{u.name, u.backendUser, u.hostgroup(), u.defaultSchema, u.maxConns, u.conns.Load(), u.plugin}
+	}
+	sorted := func() []*user {
+		m := *p.users.Load()
+		out := make([]*user, 0, len(m))
+		for _, u := range m {
+			out = append(out, u)
+		}
+		sortUsers(out)
+		return out
+	}
+	return admin.Table{
+		Name: "users", Columns: cols,
+		Rows: func() [][]any {
+			var out [][]any
+			for _, u := range sorted() {
+				out = append(out, row(u))
+			}
+			return out
+		},
+		Update: func(set map[string]any, match func([]any) bool) (int, error) {
+			hg, ok := set["default_hostgroup"]
+			if len(set) != 1 || !ok {
+				return 0, errors.New("only users.default_hostgroup can be changed at runtime")
+			}
+			h := hg.(string)
+			if h != "" && h != config.HostgroupWriter && h != config.HostgroupReader {
+				return 0, fmt.Errorf("default_hostgroup %q: use '', 'writer' or 'reader'", h)
+			}
+			n := 0
+			for _, u := range sorted() {
+				if match(row(u)) {
+					u.defaultHostgroup.Store(&h)
+					n++
+				}
+			}
+			return n, nil
+		},
+	}
+}
+
+// rulesTable: rules are replaced as a whole, validated first, so a bad
+// regular expression never half-applies.
+func (p *Proxy) rulesTable() admin.Table {
+	cols := []admin.Column{
+		{Name: "rule_id", Kind: admin.Int}, {Name: "match", Kind: admin.Text, Nullable: true},
+		{Name: "digest", Kind: admin.Text, Nullable: true}, {Name: "user", Kind: admin.Text, Nullable: true},
+		{Name: "destination", Kind: admin.Text},
+	}
+	current := func() []config.QueryRule {
+		rs := *p.rules.Load()
+		out := make([]config.QueryRule, len(rs))
+		for i, r := range rs {
+			out[i] = r.src
+		}
+		return out
+	}
+	row := func(i int, r config.QueryRule) []any {
+		return []any{int64(i + 1), nullable(r.Match), nullable(r.Digest), nullable(r.User), r.Destination}
+	}
+	apply := func(rs []config.QueryRule) error {
+		c := config.Config{QueryRules: rs, Users: p.cfg.Users}
+		for _, prob := range c.Validate() {
+			if strings.HasPrefix(prob, "query_rules") {
+				return errors.New(prob)
+			}
+		}
+		return p.SetRules(rs)
+	}
+	fromMap := func(r *config.QueryRule, m map[string]any) {
+		for k, v := range m {
+			s, _ := v.(string)
+			switch k {
+			case "match":
+				r.Match = s
+			case "digest":
+				r.Digest = s
+			case "user":
+				r.User = s
+			case "destination":
+				r.Destination = s
+			}
+		}
+	}
+	return admin.Table{
+		Name: "query_rules", Columns: cols,
+		Rows: func() [][]any {
+			var out [][]any
+			for i, r := range current() {
+				out = append(out, row(i, r))
+			}
+			return out
+		},
+		Insert: func(m map[string]any) error {
+			if _, ok := m["rule_id"]; ok {
+				return errors.New("rule_id is the rule's position and is assigned; leave it out")
+			}
+			var r config.QueryRule
+			fromMap(&r, m)
+			return apply(append(current(), r))
+		},
+		Update: func(set map[string]any, match func([]any) bool) (int, error) {
+			if _, ok := set["rule_id"]; ok {
+				return 0, errors.New("rule_id cannot be changed: delete and insert to reorder")
+			}
+			rs, n := current(), 0
+			for i := range rs {
+				if match(row(i, rs[i])) {
+					fromMap(&rs[i], set)
+					n++
+				}
+			}
+			return n, apply(rs)
+		},
+		Delete: func(match func([]any) bool) (int, error) {
+			var keep []config.QueryRule
+			n := 0
+			for i, r := range current() {
+				if match(row(i, r)) {
+					n++
+				} else {
+					keep = append(keep, r)
+				}
+			}
+			return n, apply(keep)
+		},
+	}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// poolTable is ProxySQL's stats_connection_pool, one row per node.
+func (p *Proxy) poolTable() admin.Table {
+	names := []string{"hostgroup", "srv_name", "srv_host", "srv_port", "status", "ConnUsed", "ConnFree", "ConnOK", "ConnERR",
+		"MaxConnUsed", "Queries", "Bytes_data_sent", "Bytes_data_recv", "Latency_us"}
+	cols := make([]admin.Column, len(names))
+	for i, n := range names {
+		k := admin.Int
+		if i < 5 {
+			k = admin.Text
+		}
+		cols[i] = admin.Column{Name: n, Kind: k}
+	}
+	cols[3].Kind = admin.Int
+	return admin.Table{
+		Name: "stats_connection_pool", Columns: cols,
+		Rows: func() [][]any {
+			snap := p.view.Load()
+			w, _ := snap.Writer()
+			var out [][]any
+			for _, r := range p.PoolStats() {
+				var hgs []string
+				for _, s := range snap.Servers {
+					if s.Name == r.Server {
+						if s.Name == w.Name {
+							hgs = append(hgs, "writer")
+						}
+						if s.ReaderWeight > 0 {
+							hgs = append(hgs, "reader")
+						}
+					}
+				}
+				host, port := splitHostPort(r.Addr)
+				out = append(out, []any{strings.Join(hgs, ","), r.Server, host, port, r.Status,
+					r.ConnUsed, r.ConnFree, r.ConnOK, r.ConnERR, r.MaxConnUsed, r.Queries, r.BytesSent, r.BytesRecv, r.LatencyUs})
+			}
+			return out
+		},
+	}
+}
+
+func splitHostPort(a string) (string, int64) {
+	i := strings.LastIndexByte(a, ':')
+	if i < 0 {
+		return a, 0
+	}
+	port, _ := strconv.ParseInt(a[i+1:], 10, 64)
+	return a[:i], port
+}
+
+// digestTable is ProxySQL's stats_mysql_query_digest; DELETE resets it.
+func (p *Proxy) digestTable() admin.Table {
+	cols := []admin.Column{
+		{Name: "hostgroup", Kind: admin.Text}, {Name: "username", Kind: admin.Text},
+		{Name: "digest", Kind: admin.Text}, {Name: "digest_text", Kind: admin.Text},
+		{Name: "count_star", Kind: admin.Int}, {Name: "first_seen", Kind: admin.Int}, {Name: "last_seen", Kind: admin.Int},
+		{Name: "sum_time", Kind: admin.Int}, {Name: "min_time", Kind: admin.Int}, {Name: "max_time", Kind: admin.Int},
+		{Name: "sum_rows_sent", Kind: admin.Int},
+	}
+	return admin.Table{
+		Name: "stats_query_digest", Columns: cols,
+		Rows: func() [][]any {
+			var out [][]any
+			for _, d := range p.Digests() {
+				out = append(out, []any{d.Hostgroup, d.User, d.Digest, d.DigestText, d.Count, d.FirstSeen, d.LastSeen, d.SumUs, d.MinUs, d.MaxUs, d.Rows})
+			}
+			return out
+		},
+		Delete: func(match func([]any) bool) (int, error) {
+			n := len(p.Digests())
+			p.ResetDigests()
+			return n, nil
+		},
+	}
+}
+
+// Metrics returns the Prometheus view of the proxy.
+func (p *Proxy) Metrics() []admin.Metric {
+	ms := []admin.Metric{
+		{Name: "galeon_client_connections", Help: "Client sessions connected now.", Type: "gauge", Value: float64(p.clients.Load())},
+		{Name: "galeon_client_connections_total", Help: "Client connections accepted.", Type: "counter", Value: float64(p.clientsTotal.Load())},
+	}
+	snap := p.view.Load()
+	w, _ := snap.Writer()
+	online := map[string]bool{}
+	for _, s := range snap.Servers {
+		online[s.Name] = s.Online
+	}
+	for _, r := range p.PoolStats() {
+		l := map[string]string{"server": r.Server}
+		with := func(k, v string) map[string]string {
+			m := map[string]string{"server": r.Server, k: v}
+			return m
+		}
+		up, isWriter := 0.0, 0.0
+		if online[r.Server] {
+			up = 1
+		}
+		if r.Server == w.Name {
+			isWriter = 1
+		}
+		ms = append(ms,
+			admin.Metric{Name: "galeon_server_online", Help: "1 if the node takes traffic.", Type: "gauge", Labels: l, Value: up},
+			admin.Metric{Name: "galeon_server_writer", Help: "1 for the node that takes writes.", Type: "gauge", Labels: l, Value: isWriter},
+			admin.Metric{Name: "galeon_backend_connections", Help: "Backend connections by state.", Type: "gauge", Labels: with("state", "used"), Value: float64(r.ConnUsed)},
+			admin.Metric{Name: "galeon_backend_connections", Help: "Backend connections by state.", Type: "gauge", Labels: with("state", "free"), Value: float64(r.ConnFree)},
+			admin.Metric{Name: "galeon_backend_connects_total", Help: "Backend connection attempts by result.", Type: "counter", Labels: with("result", "ok"), Value: float64(r.ConnOK)},
+			admin.Metric{Name: "galeon_backend_connects_total", Help: "Backend connection attempts by result.", Type: "counter", Labels: with("result", "error"), Value: float64(r.ConnERR)},
+			admin.Metric{Name: "galeon_backend_queries_total", Help: "Statements sent to the node.", Type: "counter", Labels: l, Value: float64(r.Queries)},
+			admin.Metric{Name: "galeon_backend_sent_bytes_total", Help: "Bytes of commands sent to the node.", Type: "counter", Labels: l, Value: float64(r.BytesSent)},
+			admin.Metric{Name: "galeon_backend_received_bytes_total", Help: "Bytes of responses relayed from the node.", Type: "counter", Labels: l, Value: float64(r.BytesRecv)},
+			admin.Metric{Name: "galeon_backend_latency_seconds", Help: "Last health-check round trip.", Type: "gauge", Labels: l, Value: float64(r.LatencyUs) / 1e6},
+		)
+	}
+	return ms
+}
