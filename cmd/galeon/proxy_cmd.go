@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/galeon-db/galeon/internal/config"
@@ -37,6 +38,7 @@ func runProxy(ctx context.Context, args []string) error {
 	background := fs.Bool("background", false, "run detached; returns once the proxy listens")
 	pidFile := fs.String("pid-file", "", "with --background: where to record the PID (default: beside the config)")
 	logFile := fs.String("log-file", "", "with --background: log file (default: beside the config)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the proxy stops")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -74,6 +76,16 @@ func runProxy(ctx context.Context, args []string) error {
 		return nil
 	}
 	cfg.Admin.User, cfg.Admin.Password = user, password
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug

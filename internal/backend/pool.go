@@ -78,6 +78,27 @@ func NewPool(s ServerInfo, o Options) *Pool {
 // Server is the node this pool connects to.
 func (p *Pool) Server() ServerInfo { return p.server }
 
+// TryIdle returns an idle connection for prof without waiting and without
+// any health check other than its age, or nil. It is the hot path of
+// multiplexing: no context, no timer, one uncontended mutex.
+func (p *Pool) TryIdle(prof Profile) *Conn {
+	p.mu.Lock()
+	list := p.idle[prof]
+	if len(list) == 0 {
+		p.mu.Unlock()
+		return nil
+	}
+	c := list[len(list)-1]
+	if time.Since(c.lastUsed) > p.opts.PingAfterIdle {
+		p.mu.Unlock()
+		return nil // let Get ping it
+	}
+	p.idle[prof] = list[:len(list)-1]
+	p.mu.Unlock()
+	p.markUsed()
+	return c
+}
+
 // ErrPoolFull says every connection allowed to this node is in use.
 var ErrPoolFull = errors.New("connection limit reached")
 

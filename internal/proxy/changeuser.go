@@ -11,7 +11,10 @@ import (
 // refuse answers a connection over proxy.max_clients and closes it.
 func (p *Proxy) refuse(nc net.Conn) {
 	defer nc.Close()
-	pc := newSession(p, nc).pc
+	s := newSession(p, nc)
+	s.borrowWriter()
+	defer s.returnWriter()
+	pc := s.pc
 	_ = pc.WriteErr(mysqlproto.NewSQLError(mysqlproto.ErConCountError,
 		"Too many connections: galeon has proxy.max_clients = %d clients", p.cfg.Proxy.MaxClients), 0)
 	_ = pc.Flush()

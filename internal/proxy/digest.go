@@ -15,9 +15,11 @@ import (
 // user, like ProxySQL's stats_mysql_query_digest. Normalising costs about
 // 200 ns, so the digest of each distinct raw text is cached (bounded).
 type digestStats struct {
-	mu      sync.RWMutex
-	byText  map[string]textDigest
-	entries map[digestKey]*digestEntry
+	// byText and entries are read on every statement from every core:
+	// sync.Map reads take no lock and do not bounce a mutex cache line.
+	byText  sync.Map // string -> textDigest
+	texts   atomic.Int64
+	entries sync.Map // digestKey -> *digestEntry
 }
 
 type textDigest struct {
@@ -40,24 +42,19 @@ type digestEntry struct {
 
 const maxCachedTexts = 20000
 
-func newDigestStats() *digestStats {
-	return &digestStats{byText: map[string]textDigest{}, entries: map[digestKey]*digestEntry{}}
-}
+func newDigestStats() *digestStats { return &digestStats{} }
 
 func (d *digestStats) lookup(q string) textDigest {
-	d.mu.RLock()
-	td, ok := d.byText[q]
-	d.mu.RUnlock()
-	if ok {
-		return td
+	if v, ok := d.byText.Load(q); ok {
+		return v.(textDigest)
 	}
 	h, text := sqlclass.Digest(q)
-	td = textDigest{h, text}
-	d.mu.Lock()
-	if len(d.byText) < maxCachedTexts {
-		d.byText[strings.Clone(q)] = td
+	td := textDigest{h, text}
+	if d.texts.Load() < maxCachedTexts {
+		if _, loaded := d.byText.LoadOrStore(strings.Clone(q), td); !loaded {
+			d.texts.Add(1)
+		}
 	}
-	d.mu.Unlock()
 	return td
 }
 
@@ -67,18 +64,15 @@ func (d *digestStats) digestOf(q string) uint64 { return d.lookup(q).hash }
 func (d *digestStats) record(q, hostgroup, user string, dur time.Duration, rows int64) {
 	td := d.lookup(q)
 	k := digestKey{td.hash, hostgroup, user}
-	d.mu.RLock()
-	e := d.entries[k]
-	d.mu.RUnlock()
-	if e == nil {
-		d.mu.Lock()
-		if e = d.entries[k]; e == nil {
-			e = &digestEntry{text: td.text}
-			e.minUs.Store(1 << 62)
-			e.firstSeen.Store(time.Now().Unix())
-			d.entries[k] = e
-		}
-		d.mu.Unlock()
+	var e *digestEntry
+	if v, ok := d.entries.Load(k); ok {
+		e = v.(*digestEntry)
+	} else {
+		fresh := &digestEntry{text: td.text}
+		fresh.minUs.Store(1 << 62)
+		fresh.firstSeen.Store(time.Now().Unix())
+		v, _ := d.entries.LoadOrStore(k, fresh)
+		e = v.(*digestEntry)
 	}
 	us := dur.Microseconds()
 	e.count.Add(1)
@@ -99,22 +93,23 @@ type DigestRow struct {
 }
 
 func (d *digestStats) rows() []DigestRow {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	out := make([]DigestRow, 0, len(d.entries))
-	for k, e := range d.entries {
+	var out []DigestRow
+	d.entries.Range(func(key, v any) bool {
+		k, e := key.(digestKey), v.(*digestEntry)
 		out = append(out, DigestRow{
 			Digest: fmt.Sprintf("0x%016X", k.hash), DigestText: e.text, Hostgroup: k.hostgroup, User: k.user,
 			Count: e.count.Load(), SumUs: e.sumUs.Load(), MinUs: e.minUs.Load(), MaxUs: e.maxUs.Load(),
 			Rows: e.rows.Load(), FirstSeen: e.firstSeen.Load(), LastSeen: e.lastSeen.Load(),
 		})
-	}
+		return true
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].SumUs > out[j].SumUs })
 	return out
 }
 
 func (d *digestStats) reset() {
-	d.mu.Lock()
-	d.entries = map[digestKey]*digestEntry{}
-	d.mu.Unlock()
+	d.entries.Range(func(k, _ any) bool {
+		d.entries.Delete(k)
+		return true
+	})
 }

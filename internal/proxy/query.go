@@ -29,7 +29,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 		}
 	}
 	hg := s.hostgroupFor(q, r)
-	c, err := s.acquire(hg, false)
+	c, err := s.acquire(hg)
 	return c, hg, err
 }
 

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -122,7 +121,21 @@ func asSQLError(err error) *mysqlproto.SQLError {
 // state applied, waiting up to proxy.no_backend_timeout for a node. A node
 // that fails to connect is reported down and the next one is tried.
 // exclude skips a node (retry after it failed).
-func (s *session) acquire(hostgroup string, retried bool, exclude ...string) (*backend.Conn, error) {
+func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, error) {
+	if len(exclude) == 0 {
+		// Fast path: an idle connection of the chosen node.
+		if srv, ok := pick(s.p.view.Load(), hostgroup); ok {
+			if c := s.p.pools[srv.Name].TryIdle(s.prof); c != nil {
+				if err := s.sync(c); err == nil {
+					return c, nil
+				} else if !c.Broken() {
+					s.release(c)
+					return nil, err
+				}
+				c.Pool().Discard(c)
+			}
+		}
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	wait := s.p.cfg.Proxy.NoBackendWait.D()
@@ -178,5 +191,3 @@ func (s *session) acquire(hostgroup string, retried bool, exclude ...string) (*b
 func (s *session) release(c *backend.Conn) {
 	c.Pool().Put(c, s.prof)
 }
-
-var _ = context.Background
