@@ -43,7 +43,7 @@ func (sc *scanner) scan(t *Tokenizer, r *Result) int {
 	src := t.src
 	var prev, prev2, fn word
 	into := false
-	end := len(src)
+	var end int // set by every exit of the loop below
 loop:
 	for {
 		tok := t.Next()
