@@ -19,6 +19,8 @@ import (
 
 const proxyUsage = `usage: galeon proxy [--config FILE] [--check-config] [--background --pid-file F --log-file F] [--verbose]
        galeon proxy stop --pid-file F
+       galeon proxy drain NODE [--undo] [--config FILE]     no new transactions on NODE; in-flight ones finish
+       galeon proxy switchover [--to NODE] [--config FILE]  move the writer role gracefully
 `
 
 func runProxy(ctx context.Context, args []string) error {
@@ -29,6 +31,9 @@ func runProxy(ctx context.Context, args []string) error {
 			return err
 		}
 		return stopBackground(ctx, *pidFile)
+	}
+	if len(args) > 0 && (args[0] == "drain" || args[0] == "switchover") {
+		return runProxyControl(ctx, args[0], args[1:])
 	}
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(os.Stderr, proxyUsage); fs.PrintDefaults() }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/mysqlproto"
@@ -36,8 +37,10 @@ type Conn struct {
 	// variables, locks): the connection is reset before reuse.
 	Dirty bool
 
-	lastUsed time.Time
-	broken   bool
+	lastUsed    time.Time
+	broken      bool
+	writerEpoch uint64
+	fenced      atomic.Bool
 }
 
 // Stmt is a statement prepared on one backend connection.
@@ -204,3 +207,21 @@ func Dial(ctx context.Context, addr string, prof Profile, timeout time.Duration)
 
 // Ping sends COM_PING.
 func (c *Conn) Ping() error { return c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}) }
+
+// WriterRole records that the connection was taken from the writer
+// hostgroup in writer epoch epoch, so a writer change can find and fence
+// it.
+func (c *Conn) WriterRole(epoch uint64) { c.writerEpoch = epoch }
+
+// WriterEpoch is the epoch the connection was taken as writer in, or 0.
+func (c *Conn) WriterEpoch() uint64 { return c.writerEpoch }
+
+// Fence closes the connection under whoever uses it: a statement running
+// on it fails at once. Used when the writer role moves away from its node.
+func (c *Conn) Fence() {
+	c.fenced.Store(true)
+	c.nc.Close()
+}
+
+// Fenced reports whether Fence closed the connection.
+func (c *Conn) Fenced() bool { return c.fenced.Load() }

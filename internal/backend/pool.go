@@ -212,7 +212,7 @@ func (p *Pool) LastError() string {
 // reset or closed; the caller must not use c afterwards.
 func (p *Pool) Put(c *Conn, prof Profile) {
 	p.used.Add(-1)
-	if c.broken {
+	if c.broken || c.fenced.Load() {
 		p.discard(c)
 		return
 	}
@@ -230,6 +230,7 @@ func (p *Pool) Put(c *Conn, prof Profile) {
 		c.MultiStatements = c.Caps.Has(mysqlproto.ClientMultiStatements)
 	}
 	c.lastUsed = time.Now()
+	c.writerEpoch = 0
 	p.mu.Lock()
 	p.idle[prof] = append(p.idle[prof], c)
 	p.wakeLocked()

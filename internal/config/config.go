@@ -31,6 +31,7 @@ type Config struct {
 	Proxy      Proxy       `toml:"proxy"`
 	Admin      Admin       `toml:"admin"`
 	Pool       Pool        `toml:"pool"`
+	Galera     Galera      `toml:"galera"`
 	Users      []User      `toml:"users"`
 	Servers    []Server    `toml:"servers"`
 	QueryRules []QueryRule `toml:"query_rules"`
@@ -71,6 +72,31 @@ type Pool struct {
 	PingAfterIdle  Duration `toml:"ping_after_idle"`
 	HealthInterval Duration `toml:"health_interval"`
 }
+
+// Galera configures the wsrep monitor and the writer/reader policies.
+// Without monitor_user, galeon treats the nodes as plain MySQL servers
+// (up/down by connect and ping only).
+type Galera struct {
+	MonitorUser     string   `toml:"monitor_user"`
+	MonitorPassword string   `toml:"monitor_password"`
+	Interval        Duration `toml:"interval"`
+	CheckTimeout    Duration `toml:"check_timeout"`
+	OKChecks        int      `toml:"ok_checks"`
+	MaxMissedChecks int      `toml:"max_missed_checks"`
+	// MaxTransactionsBehind: wsrep_local_recv_queue above this makes a
+	// node lag (no reads; writer only as last resort). 0 disables.
+	MaxTransactionsBehind int64 `toml:"max_transactions_behind"`
+	AllowDonor            bool  `toml:"allow_donor"`
+	// Failback: "never" (default), "immediate" or a duration ("5m": after
+	// the better node has been healthy that long).
+	Failback           string   `toml:"failback"`
+	WriterIsAlsoReader string   `toml:"writer_is_also_reader"`
+	DrainGrace         Duration `toml:"drain_grace"`
+	MaxWriters         int      `toml:"max_writers"`
+}
+
+// Enabled says whether the Galera monitor runs.
+func (g Galera) Enabled() bool { return g.MonitorUser != "" }
 
 // User maps a client account to backend credentials.
 type User struct {
@@ -124,6 +150,11 @@ func Defaults() Config {
 			IdleTimeout:    Duration(5 * time.Minute),
 			PingAfterIdle:  Duration(5 * time.Second),
 			HealthInterval: Duration(time.Second),
+		},
+		Galera: Galera{
+			Interval: Duration(500 * time.Millisecond), CheckTimeout: Duration(300 * time.Millisecond),
+			OKChecks: 2, MaxMissedChecks: 2, MaxTransactionsBehind: 100, Failback: "never",
+			WriterIsAlsoReader: "when_no_other_reader", DrainGrace: Duration(10 * time.Second), MaxWriters: 1,
 		},
 	}
 }
@@ -207,6 +238,36 @@ func (c *Config) Validate() []string {
 	if len(c.Servers) == 0 {
 		add("servers", "at least one [[servers]] entry is required")
 	}
+	g := c.Galera
+	if g.Interval < Duration(50*time.Millisecond) {
+		add("galera.interval", "must be at least 50ms")
+	}
+	if g.CheckTimeout <= 0 || g.CheckTimeout > g.Interval*10 {
+		add("galera.check_timeout", "must be positive and at most 10 intervals")
+	}
+	if g.OKChecks < 1 {
+		add("galera.ok_checks", "must be at least 1")
+	}
+	if g.MaxMissedChecks < 1 {
+		add("galera.max_missed_checks", "must be at least 1")
+	}
+	if g.MaxTransactionsBehind < 0 {
+		add("galera.max_transactions_behind", "must be 0 (off) or more")
+	}
+	if _, err := ParseFailback(g.Failback); err != nil {
+		add("galera.failback", "%v", err)
+	}
+	switch g.WriterIsAlsoReader {
+	case "never", "always", "when_no_other_reader":
+	default:
+		add("galera.writer_is_also_reader", "%q: use never, always or when_no_other_reader", g.WriterIsAlsoReader)
+	}
+	if g.DrainGrace <= 0 {
+		add("galera.drain_grace", "must be positive, e.g. \"10s\"")
+	}
+	if g.MaxWriters != 1 {
+		add("galera.max_writers", "only 1 is supported: galeon keeps exactly one writer (multi-writer Galera invites certification conflicts)")
+	}
 	names := map[string]bool{}
 	writers := 0
 	for i, s := range c.Servers {
@@ -289,6 +350,21 @@ func (c *Config) Validate() []string {
 	}
 	sort.Strings(p)
 	return p
+}
+
+// ParseFailback reads galera.failback: "never", "immediate" or a duration.
+func ParseFailback(s string) (time.Duration, error) {
+	switch s {
+	case "never", "":
+		return -1, nil
+	case "immediate":
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q: use never, immediate or a duration such as \"5m\"", s)
+	}
+	return d, nil
 }
 
 func validHostgroup(h string) bool { return h == HostgroupWriter || h == HostgroupReader }

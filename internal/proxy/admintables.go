@@ -15,7 +15,7 @@ import (
 // live; writes apply atomically to new statements at once (reader and
 // writer weights, default hostgroups, query rules).
 func (p *Proxy) AdminTables() []admin.Table {
-	return []admin.Table{p.serversTable(), p.usersTable(), p.rulesTable(), p.poolTable(), p.digestTable()}
+	return []admin.Table{p.serversTable(), p.writerTable(), p.usersTable(), p.rulesTable(), p.poolTable(), p.digestTable()}
 }
 
 func (p *Proxy) serversTable() admin.Table {
@@ -23,18 +23,26 @@ func (p *Proxy) serversTable() admin.Table {
 		{Name: "name", Kind: admin.Text}, {Name: "address", Kind: admin.Text},
 		{Name: "writer_weight", Kind: admin.Int}, {Name: "reader_weight", Kind: admin.Int},
 		{Name: "status", Kind: admin.Text}, {Name: "reason", Kind: admin.Text}, {Name: "role", Kind: admin.Text},
+		{Name: "admin_state", Kind: admin.Text}, {Name: "lagging", Kind: admin.Int},
 	}
 	row := func(s topology.Server, writer string) []any {
-		st, role := "ONLINE", ""
-		if !s.Online {
-			st = "OFFLINE"
-		}
+		role := ""
 		if s.Name == writer {
 			role = "writer"
-		} else if s.ReaderWeight > 0 && s.Online {
+		} else if s.ReaderWeight > 0 && s.Online && !s.Lagging {
 			role = "reader"
 		}
-		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), st, s.Reason, role}
+		adminState := "active"
+		p.galera.mu.Lock()
+		if p.galera.adminDrain[s.Name] {
+			adminState = "drain"
+		}
+		p.galera.mu.Unlock()
+		lag := int64(0)
+		if s.Lagging {
+			lag = 1
+		}
+		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), s.State(), s.Reason, role, adminState, lag}
 	}
 	return admin.Table{
 		Name: "servers", Columns: cols,
@@ -48,13 +56,26 @@ func (p *Proxy) serversTable() admin.Table {
 			return out
 		},
 		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			for k := range set {
-				if k != "writer_weight" && k != "reader_weight" {
-					return 0, fmt.Errorf("servers.%s cannot be changed at runtime; only writer_weight and reader_weight can", k)
-				}
-			}
 			snap := p.view.Load()
 			w, _ := snap.Writer()
+			if st, ok := set["admin_state"]; ok {
+				if len(set) != 1 || (st != "drain" && st != "active") {
+					return 0, errors.New("set admin_state alone, to 'drain' (no new transactions; in-flight ones finish) or 'active'")
+				}
+				n := 0
+				for _, srv := range snap.Servers {
+					if match(row(srv, w.Name)) {
+						p.Drain(srv.Name, st == "drain")
+						n++
+					}
+				}
+				return n, nil
+			}
+			for k := range set {
+				if k != "writer_weight" && k != "reader_weight" {
+					return 0, fmt.Errorf("servers.%s cannot be changed at runtime; only writer_weight, reader_weight and admin_state can", k)
+				}
+			}
 			n := 0
 			err := p.view.Update(func(s *topology.Server) error {
 				if !match(row(*s, w.Name)) {
@@ -79,6 +100,35 @@ func (p *Proxy) serversTable() admin.Table {
 			}
 			p.log.Info("admin: servers updated", "rows", n, "set", fmt.Sprint(set))
 			return n, nil
+		},
+	}
+}
+
+// writerTable shows the writer and its epoch; UPDATE writer SET node='x'
+// is a graceful switchover.
+func (p *Proxy) writerTable() admin.Table {
+	cols := []admin.Column{{Name: "node", Kind: admin.Text}, {Name: "epoch", Kind: admin.Int},
+		{Name: "pending", Kind: admin.Text}, {Name: "failback", Kind: admin.Text}}
+	row := func() []any {
+		snap := p.view.Load()
+		w, _ := snap.Writer()
+		return []any{w.Name, int64(snap.Epoch), snap.Pending, p.cfg.Galera.Failback}
+	}
+	return admin.Table{
+		Name: "writer", Columns: cols,
+		Rows: func() [][]any { return [][]any{row()} },
+		Update: func(set map[string]any, match func([]any) bool) (int, error) {
+			node, ok := set["node"].(string)
+			if len(set) != 1 || !ok {
+				return 0, errors.New("only writer.node can be set: UPDATE writer SET node = 'NAME' moves the writer role there gracefully")
+			}
+			if !match(row()) {
+				return 0, nil
+			}
+			if err := p.Switchover(node); err != nil {
+				return 0, err
+			}
+			return 1, nil
 		},
 	}
 }
@@ -310,6 +360,7 @@ func (p *Proxy) Metrics() []admin.Metric {
 	}
 	snap := p.view.Load()
 	w, _ := snap.Writer()
+	ms = append(ms, admin.Metric{Name: "galeon_writer_epoch", Help: "Epoch of the current writer: it grows by one at every writer change.", Type: "gauge", Value: float64(snap.Epoch)})
 	online := map[string]bool{}
 	for _, s := range snap.Servers {
 		online[s.Name] = s.Online

@@ -16,6 +16,17 @@ import (
 // the session has to stay there, else one from the pool of the hostgroup
 // the router picks.
 func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, error) {
+	if s.held != nil && s.held.WriterEpoch() != 0 && s.held.WriterEpoch() != s.p.view.Load().Epoch {
+		// The writer changed while this session held a writer connection.
+		c, kind := s.held, s.hold
+		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+		s.discard(c)
+		if kind == holdTx || kind == holdPinned {
+			w, _ := s.p.view.Load().Writer()
+			return nil, "", mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+				"galeon: the writer changed from %s to %s while your transaction was open; it was rolled back: retry the transaction", c.Server(), w.Name)
+		}
+	}
 	if s.held != nil {
 		if s.hold == holdSoft && !r.NeedsSameConn {
 			c := s.held
@@ -106,10 +117,14 @@ func (s *session) backendFailed(c *backend.Conn, err error, res relayResult) err
 	if s.held == c {
 		s.held, s.hold, s.pinWhy = nil, holdNone, ""
 	}
-	c.Pool().Discard(c)
+	s.discard(c)
 	var be *backendErr
 	if !errors.As(err, &be) {
 		return err // the client connection itself failed
+	}
+	if c.Fenced() {
+		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the writer role moved away from %s while this statement ran there; it was interrupted (and any transaction rolled back): retry", c.Server())
 	}
 	s.p.suspect(be.server)
 	if res.recv > s.bw.Buffered() {
@@ -145,12 +160,26 @@ func (s *session) comQuery(pkt []byte) error {
 		}
 	}
 	start := time.Now()
+	var rejected []string
 	for attempt := 0; ; attempt++ {
 		c, hg, err := s.connFor(q, r)
+		if err == nil && len(rejected) > 0 && contains(rejected, c.Server()) && hg != "held" {
+			// Still routed to the node that refused: wait for the monitor
+			// to take it out, then go where the view says.
+			s.release(c)
+			c, hg, err = s.connAvoiding(q, r, rejected)
+		}
 		if err != nil {
 			return s.sendErr(asSQLError(err))
 		}
 		res, err := s.forward(c, pkt, mysqlproto.ResponseQuery)
+		var nr *nodeRejects
+		if errors.As(err, &nr) && attempt < 3 {
+			s.after(c, r, relayResult{isErr: true})
+			s.p.suspect(nr.server)
+			rejected = append(rejected, nr.server)
+			continue
+		}
 		if err != nil {
 			// A read that failed before any byte reached the client is
 			// retried once on another node, transparently.
@@ -158,7 +187,7 @@ func (s *session) comQuery(pkt []byte) error {
 				if s.held == c {
 					s.held, s.hold = nil, holdNone
 				}
-				c.Pool().Discard(c)
+				s.discard(c)
 				s.p.suspect(c.Server())
 				continue
 			}
@@ -185,6 +214,32 @@ func (s *session) comQuery(pkt []byte) error {
 		}
 		s.p.digests.record(q, hg, s.user.name, time.Since(start), res.rows)
 		return nil
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// connAvoiding waits (up to the no-backend timeout) until the router
+// sends the statement to a node other than those in avoid.
+func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*backend.Conn, string, error) {
+	deadline := time.Now().Add(s.p.cfg.Proxy.NoBackendWait.D())
+	for {
+		c, hg, err := s.connFor(q, r)
+		if err != nil || hg == "held" || !contains(avoid, c.Server()) {
+			return c, hg, err
+		}
+		s.release(c)
+		if time.Now().After(deadline) {
+			return nil, "", &errNoBackend{hostgroup: hg, why: "every candidate refuses queries (WSREP not ready): " + fmt.Sprint(avoid), wait: s.p.cfg.Proxy.NoBackendWait.D()}
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

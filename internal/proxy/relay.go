@@ -39,6 +39,7 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 	var res relayResult
 	f := &s.framer
 	f.Reset(kind, c.Caps)
+	first := true
 	for {
 		raw, err := c.ReadRawPacket()
 		if err != nil {
@@ -56,6 +57,15 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			c.MarkBroken()
 			return res, &backendErr{c.Server(), errUnexpectedInfile}
 		}
+		if first && st == mysqlproto.FrameDone && s.hold != holdTx && s.hold != holdPinned {
+			if code, isErr := f.ErrorCode(); isErr && code == errWsrepNotReady {
+				// The node refuses work (wsrep_reject_queries, not
+				// synced) and did not run the statement: keep the error
+				// from the client and let the caller go elsewhere.
+				return res, &nodeRejects{c.Server()}
+			}
+		}
+		first = false
 		res.recv += len(raw)
 		if err := s.pc.WriteRaw(raw); err != nil {
 			// The client is gone; the backend stream is mid-response.
@@ -87,6 +97,16 @@ func rowCount(f *mysqlproto.ResponseFramer, caps mysqlproto.Capability) int64 {
 	}
 	return 0
 }
+
+// errWsrepNotReady is ER_UNKNOWN_COM_ERROR as Galera uses it: "WSREP has
+// not yet prepared node for application use" — sent before the statement
+// runs, so retrying elsewhere is safe.
+const errWsrepNotReady = mysqlproto.ErrorCode(1047)
+
+// nodeRejects says a node refused a statement it did not run.
+type nodeRejects struct{ server string }
+
+func (e *nodeRejects) Error() string { return e.server + " refuses queries (WSREP not ready)" }
 
 type protoErr string
 

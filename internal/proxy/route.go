@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -124,21 +125,28 @@ func asSQLError(err error) *mysqlproto.SQLError {
 func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, error) {
 	if len(exclude) == 0 {
 		// Fast path: an idle connection of the chosen node.
-		if srv, ok := pick(s.p.view.Load(), hostgroup); ok {
+		snap := s.p.view.Load()
+		if srv, ok := pick(snap, hostgroup); ok {
 			if c := s.p.pools[srv.Name].TryIdle(s.prof); c != nil {
 				if err := s.sync(c); err == nil {
+					s.claim(c, hostgroup, snap)
 					return c, nil
 				} else if !c.Broken() {
 					s.release(c)
 					return nil, err
 				}
-				c.Pool().Discard(c)
+				s.discard(c)
 			}
 		}
 	}
-	ctx, cancel := s.ctx()
-	defer cancel()
 	wait := s.p.cfg.Proxy.NoBackendWait.D()
+	if hostgroup == config.HostgroupWriter && s.p.view.Load().Pending != "" {
+		// A writer switch is in progress: writes pause until it is done
+		// (at most drain_grace) instead of failing.
+		wait += s.p.cfg.Galera.DrainGrace.D()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
 	var lastErr error
 	for {
 		snap := s.p.view.Load()
@@ -161,17 +169,20 @@ func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, e
 			c, err := s.p.pools[srv.Name].Get(ctx, s.prof)
 			if err == nil {
 				if err = s.sync(c); err == nil {
+					s.claim(c, hostgroup, snap)
 					return c, nil
 				}
 				if !c.Broken() {
 					s.release(c)
 					return nil, err
 				}
-				c.Pool().Discard(c)
+				s.discard(c)
 			}
 			lastErr = err
 			if !errors.Is(err, backend.ErrPoolFull) {
-				s.p.view.SetHealth(srv.Name, false, "unreachable: "+err.Error())
+				if s.p.galera.monitor == nil {
+					s.p.view.SetHealth(srv.Name, false, "unreachable: "+err.Error())
+				}
 				s.p.suspect(srv.Name)
 			}
 		}
@@ -187,7 +198,23 @@ func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, e
 	}
 }
 
+// claim records a connection taken as writer, with the writer epoch, so
+// a writer change can wait for it or fence it.
+func (s *session) claim(c *backend.Conn, hostgroup string, snap *topology.Snapshot) {
+	if w, ok := snap.Writer(); ok && hostgroup == config.HostgroupWriter && w.Name == c.Server() {
+		c.WriterRole(snap.Epoch)
+		s.p.writers.add(c)
+	}
+}
+
 // release gives a connection back to its pool.
 func (s *session) release(c *backend.Conn) {
+	s.p.writers.remove(c)
 	c.Pool().Put(c, s.prof)
+}
+
+// discard closes a connection taken from the pool.
+func (s *session) discard(c *backend.Conn) {
+	s.p.writers.remove(c)
+	c.Pool().Discard(c)
 }

@@ -32,6 +32,9 @@ type Proxy struct {
 	view  *topology.View
 	pools map[string]*backend.Pool
 
+	galera  *galeraState
+	writers *writerConns
+
 	users   atomic.Pointer[map[string]*user]
 	rules   atomic.Pointer[[]rule]
 	digests *digestStats
@@ -83,6 +86,8 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		p.checkNow[s.Name] = make(chan struct{}, 1)
 	}
 	p.view = topology.NewView(servers)
+	p.writers = newWriterConns()
+	p.setupGalera()
 	users := map[string]*user{}
 	for _, u := range cfg.Users {
 		users[u.Name] = newUser(u)
@@ -183,13 +188,26 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 	close(p.ready)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for name := range p.pools {
+	if p.galera.monitor != nil {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			p.healthLoop(ctx, name)
+			p.galera.monitor.Run(ctx)
 		}()
+	} else {
+		for name := range p.pools {
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				p.healthLoop(ctx, name)
+			}()
+		}
 	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.fenceLoop(ctx)
+	}()
 	go func() {
 		<-ctx.Done()
 		ln.Close()
@@ -307,6 +325,10 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 // suspect asks for an immediate health check of a node after a data
 // connection failed on it.
 func (p *Proxy) suspect(name string) {
+	if p.galera.monitor != nil {
+		p.galera.monitor.Check(name)
+		return
+	}
 	select {
 	case p.checkNow[name] <- struct{}{}:
 	default:

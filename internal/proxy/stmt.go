@@ -250,7 +250,7 @@ func (s *session) comStmtSendLongData(pkt []byte) error {
 	bs, err := s.ensurePrepared(c, cs)
 	if err != nil {
 		if c.Broken() {
-			c.Pool().Discard(c)
+			s.discard(c)
 		}
 		return nil
 	}

@@ -23,10 +23,16 @@ http_listen = %q
 [pool]
 max_connections = 200
 
+[galera]
+monitor_user = %q
+monitor_password = %q
+# interval = "500ms", check_timeout = "300ms", ok_checks = 2, max_missed_checks = 2
+# failback = "never", writer_is_also_reader = "when_no_other_reader", drain_grace = "10s"
+
 [[users]]
 name = %q
 password = %q
-`, sb.Name, listen, adminListen, httpListen, c.AppUser, c.AppPassword)
+`, sb.Name, listen, adminListen, httpListen, c.MonitorUser, c.MonitorPassword, c.AppUser, c.AppPassword)
 	for i, n := range sb.Nodes {
 		writer, reader := 10*(len(sb.Nodes)-i), 100
 		if i == 0 && len(sb.Nodes) > 1 {

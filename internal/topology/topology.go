@@ -1,9 +1,15 @@
 // Package topology is the proxy's view of its backend nodes: their
-// hostgroup weights and whether each may take traffic now. The router
-// reads an immutable Snapshot on every statement (one atomic load); health
-// checks, the admin interface and later the Galera monitor change the view
-// by publishing a new snapshot. Routing logic thus never races with
-// changes, and a weight change applies atomically to all new statements.
+// hostgroup weights, whether each may take new traffic, and which one is
+// the writer. The router reads an immutable Snapshot on every statement
+// (one atomic load); health checks, the Galera monitor and the admin
+// interface change the view by publishing a new snapshot, so routing never
+// races with changes and an admin change applies atomically.
+//
+// A writer change is two-phase, so that no two nodes ever take writes
+// through this proxy at once: the view first publishes no writer and the
+// new one as pending (writes pause), the proxy fences the old writer
+// (waits for its transactions, or closes its connections), and only then
+// commits the new writer with the next epoch.
 package topology
 
 import (
@@ -21,80 +27,225 @@ type Server struct {
 	Addr         string
 	WriterWeight int
 	ReaderWeight int
-	Online       bool
-	// Reason says why the node is offline ("unreachable: connection
-	// refused"), shown in admin and in "no backend" errors.
+	// Online: may take new transactions. Draining nodes finish what they
+	// have but take nothing new; offline nodes take nothing.
+	Online   bool
+	Draining bool
+	// Lagging nodes serve no reads; ReadOnly nodes are never the writer.
+	Lagging  bool
+	ReadOnly bool
+	// Reason says why the node is not plainly online ("unreachable:
+	// connection refused", "desync", "recv queue 250 > max 100").
 	Reason string
+}
+
+// State is the node's state as operators see it.
+func (s Server) State() string {
+	switch {
+	case s.Online:
+		return "ONLINE"
+	case s.Draining:
+		return "DRAINING"
+	}
+	return "OFFLINE"
+}
+
+// ReaderPolicy is writer_is_also_reader.
+type ReaderPolicy string
+
+// Reader policies.
+const (
+	WriterReadsNever             ReaderPolicy = "never"
+	WriterReadsAlways            ReaderPolicy = "always"
+	WriterReadsWhenNoOtherReader ReaderPolicy = "when_no_other_reader"
+)
+
+// WriterChooser picks the writer from the servers and the current writer
+// ("" if none). It must be a pure function of its arguments.
+type WriterChooser func(servers []Server, current string) string
+
+// StickyHighestWeight is the default chooser: the current writer keeps
+// the role while it is online; otherwise the online node with the highest
+// writer weight, ties broken by name.
+func StickyHighestWeight(servers []Server, current string) string {
+	best := -1
+	for i, s := range servers {
+		if !s.Online || s.WriterWeight <= 0 || s.ReadOnly {
+			continue
+		}
+		if s.Name == current {
+			return current
+		}
+		if best < 0 || s.WriterWeight > servers[best].WriterWeight ||
+			(s.WriterWeight == servers[best].WriterWeight && s.Name < servers[best].Name) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return servers[best].Name
 }
 
 // Snapshot is an immutable routing state.
 type Snapshot struct {
 	Servers []Server // sorted by name
-	writer  int      // index into Servers, -1 if none
-	readers []int    // online nodes with ReaderWeight > 0
-	cumul   []int    // cumulative reader weights
+	writer  int      // index into Servers, -1 if none (or paused)
+	readers []int
+	cumul   []int
+	policy  ReaderPolicy
+	// Epoch counts writer changes; Pending is the writer being switched
+	// to while writes pause.
+	Epoch   uint64
+	Pending string
 	Version uint64
 }
 
 // View publishes snapshots.
 type View struct {
-	mu      sync.Mutex
-	servers []Server
-	version uint64
-	cur     atomic.Pointer[Snapshot]
+	mu       sync.Mutex
+	servers  []Server
+	writer   string
+	pending  string
+	epoch    uint64
+	version  uint64
+	chooser  WriterChooser
+	policy   ReaderPolicy
+	switches chan struct{}
+	cur      atomic.Pointer[Snapshot]
 }
 
-// NewView starts with servers, all assumed online until a check says
-// otherwise (a node that is down fails its first connect and goes offline
-// at once).
+// NewView starts with servers, all online until a check says otherwise.
 func NewView(servers []Server) *View {
-	v := &View{servers: append([]Server(nil), servers...)}
+	v := &View{servers: append([]Server(nil), servers...), chooser: StickyHighestWeight,
+		policy: WriterReadsWhenNoOtherReader, switches: make(chan struct{}, 1)}
+	sort.Slice(v.servers, func(i, j int) bool { return v.servers[i].Name < v.servers[j].Name })
 	for i := range v.servers {
 		v.servers[i].Online = true
+	}
+	v.writer = v.chooser(v.servers, "")
+	if v.writer != "" {
+		v.epoch = 1
 	}
 	v.publish()
 	return v
 }
 
+// SetPolicy sets the writer chooser and writer_is_also_reader.
+func (v *View) SetPolicy(ch WriterChooser, rp ReaderPolicy) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if ch != nil {
+		v.chooser = ch
+	}
+	if rp != "" {
+		v.policy = rp
+	}
+	v.reconsider()
+}
+
 // Load returns the current snapshot.
 func (v *View) Load() *Snapshot { return v.cur.Load() }
 
+// Switches signals (coalesced) that a writer switch is pending and waits
+// for the proxy to fence the old writer and call CommitWriter.
+func (v *View) Switches() <-chan struct{} { return v.switches }
+
+// reconsider runs the writer policy after any change (mu held).
+func (v *View) reconsider() {
+	want := v.chooser(v.servers, v.writer)
+	switch {
+	case want == v.writer:
+		v.pending = ""
+	case v.writer == "":
+		// Nothing to fence: the new writer starts at once.
+		v.writer, v.pending = want, ""
+		v.epoch++
+	default:
+		v.pending = want
+		select {
+		case v.switches <- struct{}{}:
+		default:
+		}
+	}
+	v.publish()
+}
+
+// PendingSwitch returns the writer being replaced and its replacement, if
+// a switch waits for fencing.
+func (v *View) PendingSwitch() (old, next string, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.writer, v.pending, v.pending != ""
+}
+
+// CommitWriter ends a switch: old stops being the writer and next (which
+// may be "" when no node qualifies) starts, with a new epoch. It is a
+// no-op if the switch is no longer the current one.
+func (v *View) CommitWriter(old string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.writer != old {
+		return
+	}
+	next := v.chooser(v.servers, "")
+	if v.pending != "" {
+		next = v.chooser(v.servers, v.pending)
+	}
+	if next == old {
+		v.pending = ""
+		v.publish()
+		return
+	}
+	v.writer, v.pending = next, ""
+	v.epoch++
+	v.publish()
+}
+
 func (v *View) publish() {
 	v.version++
-	s := &Snapshot{Servers: append([]Server(nil), v.servers...), writer: -1, Version: v.version}
-	sort.Slice(s.Servers, func(i, j int) bool { return s.Servers[i].Name < s.Servers[j].Name })
+	s := &Snapshot{Servers: append([]Server(nil), v.servers...), writer: -1, policy: v.policy,
+		Epoch: v.epoch, Pending: v.pending, Version: v.version}
 	total := 0
 	for i, srv := range s.Servers {
-		if !srv.Online {
-			continue
-		}
-		// The writer is a pure function of the published state: highest
-		// writer weight, ties broken by name, so every proxy that sees the
-		// same state picks the same node.
-		if srv.WriterWeight > 0 && (s.writer < 0 || srv.WriterWeight > s.Servers[s.writer].WriterWeight) {
+		if srv.Name == v.writer && v.pending == "" {
 			s.writer = i
 		}
-		if srv.ReaderWeight > 0 {
-			total += srv.ReaderWeight
-			s.readers = append(s.readers, i)
-			s.cumul = append(s.cumul, total)
+	}
+	for i, srv := range s.Servers {
+		if !srv.Online || srv.Lagging || srv.ReaderWeight <= 0 {
+			continue
 		}
+		if i == s.writer && v.policy != WriterReadsAlways {
+			continue
+		}
+		total += srv.ReaderWeight
+		s.readers = append(s.readers, i)
+		s.cumul = append(s.cumul, total)
 	}
 	v.cur.Store(s)
 }
 
-// SetHealth marks a node online or offline and reports whether that
-// changed anything.
+// SetHealth marks a node online or offline (simple health checks) and
+// reports whether that changed anything.
 func (v *View) SetHealth(name string, online bool, reason string) bool {
+	return v.SetState(name, func(s *Server) {
+		s.Online, s.Draining, s.Reason = online, false, reason
+	})
+}
+
+// SetState changes one node's state fields and re-runs the writer policy.
+func (v *View) SetState(name string, fn func(*Server)) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for i := range v.servers {
 		if v.servers[i].Name == name {
-			if v.servers[i].Online == online && v.servers[i].Reason == reason {
+			before := v.servers[i]
+			fn(&v.servers[i])
+			if v.servers[i] == before {
 				return false
 			}
-			v.servers[i].Online, v.servers[i].Reason = online, reason
-			v.publish()
+			v.reconsider()
 			return true
 		}
 	}
@@ -113,11 +264,12 @@ func (v *View) Update(fn func(s *Server) error) error {
 		}
 	}
 	v.servers = next
-	v.publish()
+	v.reconsider()
 	return nil
 }
 
-// Writer returns the node that takes writes.
+// Writer returns the node that takes writes; none while a switch is
+// pending (writes pause) or when no node qualifies.
 func (s *Snapshot) Writer() (Server, bool) {
 	if s.writer < 0 {
 		return Server{}, false
@@ -125,11 +277,25 @@ func (s *Snapshot) Writer() (Server, bool) {
 	return s.Servers[s.writer], true
 }
 
+// Server returns the named node.
+func (s *Snapshot) Server(name string) (Server, bool) {
+	for _, srv := range s.Servers {
+		if srv.Name == name {
+			return srv, true
+		}
+	}
+	return Server{}, false
+}
+
 // PickReader returns a reader chosen at random in proportion to the
-// configured reader weights. With no reader online it returns the writer:
-// reads never fail while a healthy node exists.
+// configured reader weights. With no reader available it returns the
+// writer (unless writer_is_also_reader = never): reads never fail while a
+// healthy node exists.
 func (s *Snapshot) PickReader() (Server, bool) {
 	if len(s.readers) == 0 {
+		if s.policy == WriterReadsNever {
+			return Server{}, false
+		}
 		return s.Writer()
 	}
 	total := s.cumul[len(s.cumul)-1]
@@ -140,16 +306,17 @@ func (s *Snapshot) PickReader() (Server, bool) {
 
 // Why explains, for an error message, why a hostgroup has no node.
 func (s *Snapshot) Why(hostgroup string) string {
+	if hostgroup == "writer" && s.Pending != "" {
+		return "writer switch to " + s.Pending + " in progress"
+	}
 	var parts []string
 	for _, srv := range s.Servers {
 		weight := srv.WriterWeight
 		if hostgroup == "reader" {
 			weight = srv.ReaderWeight
 		}
-		switch {
-		case weight == 0:
-		case !srv.Online:
-			parts = append(parts, fmt.Sprintf("%s offline (%s)", srv.Name, srv.Reason))
+		if weight > 0 && !srv.Online {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", srv.Name, strings.ToLower(srv.State()), srv.Reason))
 		}
 	}
 	if len(parts) == 0 {

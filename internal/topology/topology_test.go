@@ -9,15 +9,30 @@ func TestWriterIsHighestWeightThenName(t *testing.T) {
 	v := NewView([]Server{
 		{Name: "c", WriterWeight: 10}, {Name: "b", WriterWeight: 100}, {Name: "a", WriterWeight: 100},
 	})
-	if w, _ := v.Load().Writer(); w.Name != "a" {
-		t.Fatalf("writer %s, want a (tie on weight broken by name)", w.Name)
+	if w, _ := v.Load().Writer(); w.Name != "a" || v.Load().Epoch != 1 {
+		t.Fatalf("writer %s epoch %d, want a (tie on weight broken by name), epoch 1", w.Name, v.Load().Epoch)
 	}
 	v.SetHealth("a", false, "unreachable")
+	// Two-phase switch: writes pause until the proxy fences a.
+	if w, ok := v.Load().Writer(); ok || v.Load().Pending != "b" {
+		t.Fatalf("during the switch: writer %q, pending %q; want none and b", w.Name, v.Load().Pending)
+	}
+	if old, next, ok := v.PendingSwitch(); !ok || old != "a" || next != "b" {
+		t.Fatalf("PendingSwitch = %s %s %v", old, next, ok)
+	}
+	v.CommitWriter("a")
+	if w, _ := v.Load().Writer(); w.Name != "b" || v.Load().Epoch != 2 {
+		t.Fatalf("after commit: writer %s epoch %d, want b epoch 2", w.Name, v.Load().Epoch)
+	}
+	// Sticky: a coming back does not take the role.
+	v.SetHealth("a", true, "")
 	if w, _ := v.Load().Writer(); w.Name != "b" {
-		t.Fatalf("writer %s after a went offline, want b", w.Name)
+		t.Fatalf("recovered a took the writer role back from %s", w.Name)
 	}
 	v.SetHealth("b", false, "unreachable")
 	v.SetHealth("c", false, "unreachable")
+	v.SetHealth("a", false, "unreachable")
+	v.CommitWriter("b")
 	if _, ok := v.Load().Writer(); ok {
 		t.Fatal("a writer was chosen with every node offline")
 	}
@@ -50,6 +65,31 @@ func TestReadsFallBackToWriter(t *testing.T) {
 	v.SetHealth("r", false, "down")
 	if s, ok := v.Load().PickReader(); !ok || s.Name != "w" {
 		t.Fatalf("PickReader = %v %v, want the writer when no reader is online", s.Name, ok)
+	}
+	v.SetPolicy(nil, WriterReadsNever)
+	if _, ok := v.Load().PickReader(); ok {
+		t.Fatal("writer_is_also_reader=never still sent reads to the writer")
+	}
+	v.SetPolicy(nil, WriterReadsAlways)
+	v.SetHealth("r", true, "")
+	v.Update(func(s *Server) error { s.ReaderWeight = 1; return nil })
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		s, _ := v.Load().PickReader()
+		seen[s.Name] = true
+	}
+	if !seen["w"] || !seen["r"] {
+		t.Fatalf("writer_is_also_reader=always: reads went to %v", seen)
+	}
+}
+
+func TestLaggingNodesServeNoReads(t *testing.T) {
+	v := NewView([]Server{{Name: "w", WriterWeight: 1}, {Name: "r1", ReaderWeight: 1}, {Name: "r2", ReaderWeight: 1}})
+	v.SetState("r1", func(s *Server) { s.Lagging = true })
+	for i := 0; i < 100; i++ {
+		if s, _ := v.Load().PickReader(); s.Name != "r2" {
+			t.Fatalf("read went to %s, want only r2 (r1 lags)", s.Name)
+		}
 	}
 }
 

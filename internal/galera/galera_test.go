@@ -1,0 +1,135 @@
+package galera
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func synced() map[string]string {
+	return map[string]string{
+		"wsrep_cluster_status": "Primary", "wsrep_ready": "ON", "wsrep_connected": "ON",
+		"wsrep_local_state": "4", "wsrep_local_state_comment": "Synced", "wsrep_reject_queries": "NONE",
+		"wsrep_desync": "OFF", "wsrep_sst_donor_rejects_queries": "OFF", "wsrep_sst_method": "rsync",
+		"wsrep_local_recv_queue": "0", "read_only": "OFF", "wsrep_cluster_state_uuid": "u1",
+		"wsrep_provider_options": "evs.suspect_timeout = PT1S; gmcast.segment = 2; pc.weight = 1",
+	}
+}
+
+func with(kv ...string) map[string]string {
+	v := synced()
+	for i := 0; i+1 < len(kv); i += 2 {
+		v[kv[i]] = kv[i+1]
+	}
+	return v
+}
+
+func TestEvaluate(t *testing.T) {
+	p := Policy{MaxTransactionsBehind: 100, OKChecks: 1, MaxMissedChecks: 3}
+	online := Health{State: Online}
+	cases := []struct {
+		name   string
+		vars   map[string]string
+		allow  bool
+		state  State
+		reason string
+	}{
+		{"synced", synced(), false, Online, ""},
+		{"non-primary", with("wsrep_cluster_status", "non-Primary"), false, Offline, "non-Primary"},
+		{"not ready", with("wsrep_ready", "OFF"), false, Offline, "wsrep_ready=OFF"},
+		{"joining", with("wsrep_local_state", "1", "wsrep_local_state_comment", "Joining: receiving State Transfer"), false, Offline, "not Synced: Joining: receiving State Transfer"},
+		{"joined", with("wsrep_local_state", "3", "wsrep_local_state_comment", "Joined"), false, Offline, "not Synced: Joined"},
+		{"desync", with("wsrep_local_state", "2", "wsrep_desync", "ON"), false, Draining, "desync"},
+		{"donor rejecting", with("wsrep_local_state", "2", "wsrep_sst_donor_rejects_queries", "ON"), true, Draining, "donor (rejects queries)"},
+		{"donor rsync blocks", with("wsrep_local_state", "2"), true, Draining, "donor (rsync)"},
+		{"donor mariabackup allowed", with("wsrep_local_state", "2", "wsrep_sst_method", "mariabackup"), true, Online, ""},
+		{"donor mariabackup not allowed", with("wsrep_local_state", "2", "wsrep_sst_method", "mariabackup"), false, Draining, "donor (mariabackup)"},
+		{"reject all", with("wsrep_reject_queries", "ALL"), false, Draining, "reject_queries=ALL"},
+		{"reject all kill", with("wsrep_reject_queries", "ALL_KILL"), false, Offline, "reject_queries=ALL_KILL"},
+		{"pxc maintenance", with("pxc_maint_mode", "MAINTENANCE"), false, Draining, "pxc_maint_mode=MAINTENANCE"},
+		{"lagging", with("wsrep_local_recv_queue", "250"), false, Online, "recv queue 250 > max 100"},
+	}
+	for _, c := range cases {
+		pp := p
+		pp.AllowDonor = c.allow
+		h := pp.Evaluate(online, Sample{Vars: c.vars})
+		if h.State != c.state || !strings.HasPrefix(h.Reason, c.reason) {
+			t.Errorf("%s: got %s %q, want %s %q", c.name, h.State, h.Reason, c.state, c.reason)
+		}
+	}
+	if h := p.Evaluate(online, Sample{Vars: synced()}); h.Segment != 2 || h.ClusterID != "u1" {
+		t.Errorf("segment %d cluster %q", h.Segment, h.ClusterID)
+	}
+}
+
+func TestMissedChecksAndRecovery(t *testing.T) {
+	p := Policy{OKChecks: 2, MaxMissedChecks: 3}
+	h := Health{State: Online}
+	timeout := Sample{Err: errors.New("i/o timeout")}
+	for i := 1; i <= 2; i++ {
+		if h = p.Evaluate(h, timeout); h.State != Online {
+			t.Fatalf("offline after %d missed checks, want 3", i)
+		}
+	}
+	if h = p.Evaluate(h, timeout); h.State != Offline || !strings.Contains(h.Reason, "3 missed checks") {
+		t.Fatalf("after 3 misses: %s %q", h.State, h.Reason)
+	}
+	// Comes back only after 2 good checks in a row.
+	if h = p.Evaluate(h, Sample{Vars: synced()}); h.State != Offline {
+		t.Fatalf("back after 1 good check: %s", h.State)
+	}
+	if h = p.Evaluate(h, Sample{Vars: synced()}); h.State != Online {
+		t.Fatalf("not back after 2 good checks: %s %q", h.State, h.Reason)
+	}
+	if h = p.Evaluate(Health{State: Online}, Sample{Err: errors.New("dial tcp: connect: connection refused")}); h.State != Offline {
+		t.Fatalf("refused connection should be OFFLINE at once")
+	}
+}
+
+func TestReconcileMinority(t *testing.T) {
+	nodes := map[string]Health{
+		"a": {State: Online, ClusterID: "u1"}, "b": {State: Online, ClusterID: "u1"}, "c": {State: Online, ClusterID: "u2"},
+	}
+	Reconcile(nodes)
+	if nodes["c"].State != Offline || !strings.Contains(nodes["c"].Reason, "minority cluster UUID") {
+		t.Errorf("c: %s %q", nodes["c"].State, nodes["c"].Reason)
+	}
+	if nodes["a"].State != Online {
+		t.Errorf("a went %s", nodes["a"].State)
+	}
+}
+
+func cand(name string, w int, st State, lag bool) Candidate {
+	return Candidate{Name: name, WriterWeight: w, Health: Health{State: st, Lagging: lag}}
+}
+
+func TestChooseWriter(t *testing.T) {
+	now := time.Now()
+	all := []Candidate{cand("n1", 100, Online, false), cand("n2", 50, Online, false), cand("n3", 50, Online, false)}
+	cases := []struct {
+		name    string
+		cands   []Candidate
+		current string
+		fb      Failback
+		want    string
+	}{
+		{"highest weight", all, "", Failback{}, "n1"},
+		{"tie by name", []Candidate{cand("n3", 50, Online, false), cand("n2", 50, Online, false)}, "", Failback{}, "n2"},
+		{"sticky: recovered n1 does not take the role back", all, "n2", Failback{Mode: "never"}, "n2"},
+		{"failback immediate", all, "n2", Failback{Mode: "immediate"}, "n1"},
+		{"failback after, not yet", []Candidate{{Name: "n1", WriterWeight: 100, Health: Health{State: Online}, HealthySince: now.Add(-time.Second)}, cand("n2", 50, Online, false)}, "n2", Failback{Mode: "after", After: time.Minute}, "n2"},
+		{"failback after, done", []Candidate{{Name: "n1", WriterWeight: 100, Health: Health{State: Online}, HealthySince: now.Add(-2 * time.Minute)}, cand("n2", 50, Online, false)}, "n2", Failback{Mode: "after", After: time.Minute}, "n1"},
+		{"current writer draining moves", []Candidate{cand("n1", 100, Online, false), cand("n2", 50, Draining, false), cand("n3", 50, Online, false)}, "n2", Failback{}, "n1"},
+		{"lagging never chosen if another exists", []Candidate{cand("n1", 100, Online, true), cand("n2", 50, Online, false)}, "", Failback{}, "n2"},
+		{"lagging current writer replaced", []Candidate{cand("n1", 100, Online, true), cand("n2", 50, Online, false)}, "n1", Failback{}, "n2"},
+		{"lagging as last resort", []Candidate{cand("n1", 100, Online, true), cand("n2", 50, Offline, false)}, "", Failback{}, "n1"},
+		{"read_only never writer", []Candidate{{Name: "n1", WriterWeight: 100, Health: Health{State: Online, ReadOnly: true}}, cand("n2", 1, Online, false)}, "", Failback{}, "n2"},
+		{"no candidate", []Candidate{cand("n1", 100, Offline, false), cand("n2", 0, Online, false)}, "n1", Failback{}, ""},
+	}
+	for _, c := range cases {
+		if got := ChooseWriter(c.cands, c.current, c.fb, now); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}

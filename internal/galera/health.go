@@ -1,0 +1,193 @@
+package galera
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// State is a node's fitness for traffic.
+type State uint8
+
+// Node states. DRAINING takes no new transactions while in-flight ones
+// finish; OFFLINE takes nothing.
+const (
+	Offline State = iota
+	Draining
+	Online
+)
+
+func (s State) String() string {
+	switch s {
+	case Online:
+		return "ONLINE"
+	case Draining:
+		return "DRAINING"
+	}
+	return "OFFLINE"
+}
+
+// Sample is one poll of a node: status and variables by lower-case name,
+// or the error that prevented reading them.
+type Sample struct {
+	Vars map[string]string
+	Err  error
+}
+
+// Policy holds the knobs of node evaluation.
+type Policy struct {
+	// MaxTransactionsBehind: a node whose wsrep_local_recv_queue is above
+	// this is lagging (0 disables the check).
+	MaxTransactionsBehind int64
+	// AllowDonor lets a donor serve traffic if its SST method does not
+	// block it (mariabackup) and it does not reject queries.
+	AllowDonor bool
+	// OKChecks is how many consecutive good samples a node needs before it
+	// comes back ONLINE.
+	OKChecks int
+	// MaxMissedChecks is how many consecutive failed polls make an
+	// unreachable node OFFLINE (a refused connection counts at once).
+	MaxMissedChecks int
+}
+
+// Health is the evaluated state of one node, carried from poll to poll.
+type Health struct {
+	State  State
+	Reason string
+	// Lagging: recv queue above MaxTransactionsBehind. A lagging node
+	// serves no reads and is a writer only if no other candidate exists.
+	Lagging bool
+	// ReadOnly: read_only=ON; never a writer.
+	ReadOnly bool
+	// Segment is gmcast.segment, for data-centre aware routing later.
+	Segment    int
+	ClusterID  string // wsrep_cluster_state_uuid
+	Size       int
+	Missed     int // consecutive failed polls
+	good       int // consecutive good polls
+	LastCommit int64
+}
+
+// nonBlockingSST are the SST methods that leave the donor serving queries.
+var nonBlockingSST = map[string]bool{"mariabackup": true, "xtrabackup-v2": true, "clone": true}
+
+// Evaluate turns a sample into the node's new Health, given the previous
+// one. It does not know about other nodes; Reconcile adds the cluster-wide
+// checks (minority UUID).
+func (p Policy) Evaluate(prev Health, s Sample) Health {
+	h := prev
+	if s.Err != nil {
+		h.Missed++
+		h.good = 0
+		refused := strings.Contains(s.Err.Error(), "connection refused")
+		if refused || h.Missed >= max(1, p.MaxMissedChecks) {
+			h.State = Offline
+			h.Reason = fmt.Sprintf("unreachable: %d missed checks (%v)", h.Missed, s.Err)
+			if refused {
+				h.Reason = "unreachable: " + s.Err.Error()
+			}
+		}
+		return h
+	}
+	h.Missed = 0
+	v := s.Vars
+	num := func(k string) int64 { n, _ := strconv.ParseInt(v[k], 10, 64); return n }
+	on := func(k string) bool { x := strings.ToUpper(v[k]); return x == "ON" || x == "1" || x == "TRUE" }
+	h.ClusterID = v["wsrep_cluster_state_uuid"]
+	h.Size = int(num("wsrep_cluster_size"))
+	h.LastCommit = num("wsrep_last_committed")
+	h.ReadOnly = on("read_only")
+	h.Segment = segment(v["wsrep_provider_options"])
+	h.Lagging = p.MaxTransactionsBehind > 0 && num("wsrep_local_recv_queue") > p.MaxTransactionsBehind
+
+	state, reason := p.judge(v, on, num)
+	if state == Online {
+		h.good++
+		if prev.State != Online && h.good < max(1, p.OKChecks) {
+			// Not yet: a node must prove itself OKChecks times in a row.
+			h.Reason = fmt.Sprintf("recovering: %d of %d good checks", h.good, p.OKChecks)
+			return h
+		}
+		h.State, h.Reason = Online, ""
+		if h.Lagging {
+			h.Reason = fmt.Sprintf("recv queue %d > max %d", num("wsrep_local_recv_queue"), p.MaxTransactionsBehind)
+		}
+		return h
+	}
+	h.good = 0
+	h.State, h.Reason = state, reason
+	return h
+}
+
+func (p Policy) judge(v map[string]string, on func(string) bool, num func(string) int64) (State, string) {
+	if st := v["wsrep_cluster_status"]; st != "Primary" {
+		return Offline, "non-Primary (wsrep_cluster_status=" + st + ")"
+	}
+	if !on("wsrep_ready") {
+		return Offline, "wsrep_ready=OFF"
+	}
+	if !on("wsrep_connected") {
+		return Offline, "wsrep_connected=OFF"
+	}
+	if rq := strings.ToUpper(v["wsrep_reject_queries"]); rq != "" && rq != "NONE" {
+		if rq == "ALL_KILL" {
+			return Offline, "reject_queries=ALL_KILL"
+		}
+		return Draining, "reject_queries=" + rq
+	}
+	if m := strings.ToUpper(v["pxc_maint_mode"]); m != "" && m != "DISABLED" {
+		return Draining, "pxc_maint_mode=" + m
+	}
+	switch num("wsrep_local_state") {
+	case 4: // Synced
+		return Online, ""
+	case 2: // Donor/Desynced
+		if on("wsrep_desync") {
+			return Draining, "desync"
+		}
+		if on("wsrep_sst_donor_rejects_queries") {
+			return Draining, "donor (rejects queries)"
+		}
+		if p.AllowDonor && nonBlockingSST[v["wsrep_sst_method"]] {
+			return Online, ""
+		}
+		return Draining, "donor (" + v["wsrep_sst_method"] + ")"
+	}
+	return Offline, "not Synced: " + v["wsrep_local_state_comment"]
+}
+
+// segment reads gmcast.segment out of wsrep_provider_options.
+func segment(opts string) int {
+	for _, kv := range strings.Split(opts, ";") {
+		k, val, ok := strings.Cut(kv, "=")
+		if ok && strings.TrimSpace(k) == "gmcast.segment" {
+			n, _ := strconv.Atoi(strings.TrimSpace(val))
+			return n
+		}
+	}
+	return 0
+}
+
+// Reconcile applies the cluster-wide rule: nodes whose cluster state UUID
+// differs from that of the largest group of reachable nodes are in a
+// minority partition (or another cluster) and go OFFLINE.
+func Reconcile(nodes map[string]Health) {
+	count := map[string]int{}
+	for _, h := range nodes {
+		if h.ClusterID != "" && h.Missed == 0 {
+			count[h.ClusterID]++
+		}
+	}
+	best, bestN := "", 0
+	for id, n := range count {
+		if n > bestN || (n == bestN && id < best) {
+			best, bestN = id, n
+		}
+	}
+	for name, h := range nodes {
+		if h.ClusterID != "" && h.Missed == 0 && h.ClusterID != best && h.State != Offline {
+			h.State, h.Reason = Offline, "minority cluster UUID "+h.ClusterID
+			nodes[name] = h
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package galera
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// statusNames and variableNames are what decides a node's fitness. They
+// are read in one round trip per poll.
+var statusNames = []string{
+	"wsrep_local_state", "wsrep_local_state_comment", "wsrep_cluster_status", "wsrep_ready",
+	"wsrep_connected", "wsrep_cluster_size", "wsrep_cluster_state_uuid", "wsrep_cluster_conf_id",
+	"wsrep_local_index", "wsrep_local_recv_queue", "wsrep_flow_control_paused", "wsrep_last_committed",
+}
+
+var variableNames = []string{
+	"wsrep_desync", "wsrep_reject_queries", "wsrep_sst_donor_rejects_queries", "wsrep_sst_method",
+	"read_only", "wsrep_provider_options", "pxc_maint_mode",
+}
+
+func pollQuery(schema string) string {
+	in := func(names []string) string {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = "'" + strings.ToUpper(n) + "'"
+		}
+		return strings.Join(q, ",")
+	}
+	return "SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM " + schema + ".GLOBAL_STATUS WHERE UPPER(VARIABLE_NAME) IN (" + in(statusNames) + ")" +
+		" UNION ALL SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM " + schema + ".GLOBAL_VARIABLES WHERE UPPER(VARIABLE_NAME) IN (" + in(variableNames) + ")"
+}
+
+// Node is a node to monitor.
+type Node struct {
+	Name string
+	Addr string
+}
+
+// MonitorConfig sets up a Monitor.
+type MonitorConfig struct {
+	User, Password string
+	Interval       time.Duration // default 500ms
+	Timeout        time.Duration // per check, default 300ms
+	Policy         Policy
+}
+
+// Monitor polls every node and reports the evaluated health of all of
+// them after each change.
+type Monitor struct {
+	cfg   MonitorConfig
+	nodes []Node
+	// OnUpdate receives the health of every node, after Reconcile, each
+	// time any node's state or reason changes.
+	OnUpdate func(map[string]Health)
+
+	kick map[string]chan struct{}
+}
+
+// NewMonitor creates a monitor for nodes.
+func NewMonitor(cfg MonitorConfig, nodes []Node) *Monitor {
+	if cfg.Interval == 0 {
+		cfg.Interval = 500 * time.Millisecond
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 300 * time.Millisecond
+	}
+	m := &Monitor{cfg: cfg, nodes: nodes, kick: map[string]chan struct{}{}}
+	for _, n := range nodes {
+		m.kick[n.Name] = make(chan struct{}, 1)
+	}
+	return m
+}
+
+// Check asks for an immediate out-of-band poll of a node, e.g. after a
+// data connection to it failed. It never blocks.
+func (m *Monitor) Check(name string) {
+	if ch := m.kick[name]; ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+type result struct {
+	node string
+	s    Sample
+}
+
+// Run polls until ctx ends.
+func (m *Monitor) Run(ctx context.Context) {
+	results := make(chan result, len(m.nodes))
+	var wg sync.WaitGroup
+	for _, n := range m.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.pollLoop(ctx, n, results)
+		}()
+	}
+	health := map[string]Health{}
+	for _, n := range m.nodes {
+		// Until proven otherwise a node is assumed fit, so traffic flows
+		// from the first moment; the first poll corrects it within an
+		// interval.
+		health[n.Name] = Health{State: Online}
+	}
+	published := map[string]Health{}
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		case r := <-results:
+			health[r.node] = m.cfg.Policy.Evaluate(health[r.node], r.s)
+			view := make(map[string]Health, len(health))
+			for k, v := range health {
+				view[k] = v
+			}
+			Reconcile(view)
+			if changed(published, view) && m.OnUpdate != nil {
+				published = view
+				m.OnUpdate(view)
+			}
+		}
+	}
+}
+
+func changed(a, b map[string]Health) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for k, v := range b {
+		o := a[k]
+		if o.State != v.State || o.Reason != v.Reason || o.Lagging != v.Lagging || o.ReadOnly != v.ReadOnly {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Monitor) pollLoop(ctx context.Context, n Node, out chan<- result) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = m.cfg.User, m.cfg.Password, "tcp", n.Addr
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = m.cfg.Timeout, m.cfg.Timeout, m.cfg.Timeout
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		out <- result{n.Name, Sample{Err: err}}
+		return
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	// One persistent connection: a poll costs one round trip.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	schema := "information_schema"
+	t := time.NewTicker(m.cfg.Interval)
+	defer t.Stop()
+	for {
+		s := m.poll(ctx, db, &schema)
+		select {
+		case out <- result{n.Name, s}:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.kick[n.Name]:
+		}
+	}
+}
+
+func (m *Monitor) poll(ctx context.Context, db *sql.DB, schema *string) Sample {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.Timeout)
+	defer cancel()
+	rows, err := db.QueryContext(ctx, pollQuery(*schema))
+	var me *mysql.MySQLError
+	if err != nil && errors.As(err, &me) && (me.Number == 1109 || me.Number == 3167) && *schema == "information_schema" {
+		// MySQL 5.7+/PXC keep these in performance_schema.
+		*schema = "performance_schema"
+		rows, err = db.QueryContext(ctx, pollQuery(*schema))
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			// A hung node: drop the connection so the next poll dials anew
+			// instead of queueing behind a stuck one.
+			db.SetMaxIdleConns(0)
+			db.SetMaxIdleConns(1)
+		}
+		return Sample{Err: err}
+	}
+	defer rows.Close()
+	vars := map[string]string{}
+	for rows.Next() {
+		var k, v sql.NullString
+		if err := rows.Scan(&k, &v); err != nil {
+			return Sample{Err: err}
+		}
+		vars[k.String] = v.String
+	}
+	if err := rows.Err(); err != nil {
+		return Sample{Err: err}
+	}
+	if _, ok := vars["wsrep_cluster_status"]; !ok {
+		return Sample{Err: errors.New("no wsrep status: not a Galera node (wsrep_on=OFF or no provider)")}
+	}
+	return Sample{Vars: vars}
+}

@@ -1,0 +1,269 @@
+package proxy
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/galera"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/topology"
+)
+
+// writerConns tracks connections in use in the writer role, per node, so
+// that a writer change can wait for them (planned) or fence them (node
+// failed) before the new writer takes writes.
+type writerConns struct {
+	mu    sync.Mutex
+	conns map[string]map[*backend.Conn]struct{}
+	freed chan struct{} // closed and replaced when one is released
+}
+
+func newWriterConns() *writerConns {
+	return &writerConns{conns: map[string]map[*backend.Conn]struct{}{}, freed: make(chan struct{})}
+}
+
+func (w *writerConns) add(c *backend.Conn) {
+	w.mu.Lock()
+	m := w.conns[c.Server()]
+	if m == nil {
+		m = map[*backend.Conn]struct{}{}
+		w.conns[c.Server()] = m
+	}
+	m[c] = struct{}{}
+	w.mu.Unlock()
+}
+
+func (w *writerConns) remove(c *backend.Conn) {
+	if c.WriterEpoch() == 0 {
+		return
+	}
+	w.mu.Lock()
+	delete(w.conns[c.Server()], c)
+	close(w.freed)
+	w.freed = make(chan struct{})
+	w.mu.Unlock()
+}
+
+// waitIdle waits until node has no writer-role connection in use, or ctx
+// ends; it reports whether the node is idle.
+func (w *writerConns) waitIdle(ctx context.Context, node string) bool {
+	for {
+		w.mu.Lock()
+		n, ch := len(w.conns[node]), w.freed
+		w.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// fence closes every writer-role connection still in use on node.
+func (w *writerConns) fence(node string) int {
+	w.mu.Lock()
+	victims := make([]*backend.Conn, 0, len(w.conns[node]))
+	for c := range w.conns[node] {
+		victims = append(victims, c)
+	}
+	w.mu.Unlock()
+	for _, c := range victims {
+		c.Fence()
+	}
+	return len(victims)
+}
+
+// galeraState is the proxy's use of the Galera monitor.
+type galeraState struct {
+	monitor  *galera.Monitor
+	failback galera.Failback
+	mu       sync.Mutex
+	since    map[string]time.Time // when each node last became ONLINE
+	// adminDrain: nodes an operator drains; preferred: switchover target.
+	adminDrain map[string]bool
+	monOnline  map[string]bool
+	preferred  string
+}
+
+func (p *Proxy) setupGalera() {
+	g := p.cfg.Galera
+	fbAfter, _ := config.ParseFailback(g.Failback)
+	fb := galera.Failback{Mode: "never"}
+	switch {
+	case fbAfter == 0:
+		fb.Mode = "immediate"
+	case fbAfter > 0:
+		fb = galera.Failback{Mode: "after", After: fbAfter}
+	}
+	gs := &galeraState{failback: fb, since: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}}
+	p.galera = gs
+	p.view.SetPolicy(p.chooseWriter, topology.ReaderPolicy(g.WriterIsAlsoReader))
+	if !g.Enabled() {
+		return
+	}
+	var nodes []galera.Node
+	for _, s := range p.cfg.Servers {
+		nodes = append(nodes, galera.Node{Name: s.Name, Addr: s.Address})
+	}
+	gs.monitor = galera.NewMonitor(galera.MonitorConfig{
+		User: g.MonitorUser, Password: g.MonitorPassword, Interval: g.Interval.D(), Timeout: g.CheckTimeout.D(),
+		Policy: galera.Policy{MaxTransactionsBehind: g.MaxTransactionsBehind, AllowDonor: g.AllowDonor,
+			OKChecks: g.OKChecks, MaxMissedChecks: g.MaxMissedChecks},
+	}, nodes)
+	gs.monitor.OnUpdate = p.applyHealth
+}
+
+// applyHealth publishes the monitor's verdicts to the routing view.
+func (p *Proxy) applyHealth(h map[string]galera.Health) {
+	gs := p.galera
+	for name, nh := range h {
+		gs.mu.Lock()
+		if nh.State == galera.Online && !gs.monOnline[name] {
+			gs.since[name] = time.Now()
+		}
+		gs.monOnline[name] = nh.State == galera.Online
+		drained := gs.adminDrain[name]
+		gs.mu.Unlock()
+		changed := p.view.SetState(name, func(s *topology.Server) {
+			s.Online = nh.State == galera.Online && !drained
+			s.Draining = nh.State == galera.Draining || (drained && nh.State == galera.Online)
+			s.Lagging, s.ReadOnly, s.Reason = nh.Lagging, nh.ReadOnly, nh.Reason
+			if drained && nh.State == galera.Online {
+				s.Reason = "operator drain"
+			}
+		})
+		if changed {
+			p.log.Info("node state", "server", name, "state", nh.State.String(), "reason", nh.Reason)
+			if nh.State == galera.Offline {
+				// Nothing can be finished there: drop idle connections.
+				p.pools[name].CloseIdle(true)
+			}
+		}
+	}
+}
+
+// chooseWriter adapts galera.ChooseWriter to the topology view: a pure
+// function of the published node states, the current writer, the failback
+// policy and an operator's switchover target.
+func (p *Proxy) chooseWriter(servers []topology.Server, current string) string {
+	gs := p.galera
+	gs.mu.Lock()
+	preferred := gs.preferred
+	cands := make([]galera.Candidate, 0, len(servers))
+	for _, s := range servers {
+		st := galera.Offline
+		if s.Online {
+			st = galera.Online
+		} else if s.Draining {
+			st = galera.Draining
+		}
+		cands = append(cands, galera.Candidate{Name: s.Name, WriterWeight: s.WriterWeight,
+			Health: galera.Health{State: st, Lagging: s.Lagging, ReadOnly: s.ReadOnly}, HealthySince: gs.since[s.Name]})
+	}
+	gs.mu.Unlock()
+	if preferred != "" {
+		for _, c := range cands {
+			if c.Name == preferred && c.Health.State == galera.Online && c.WriterWeight > 0 && !c.Health.ReadOnly {
+				return preferred
+			}
+		}
+	}
+	return galera.ChooseWriter(cands, current, gs.failback, time.Now())
+}
+
+// fenceLoop carries out writer switches: it stops writes to the old writer
+// before the new one takes any. A failed old writer is fenced at once
+// (its connections are closed: whatever ran there gets "writer changed");
+// a healthy or draining one keeps its in-flight transactions for up to
+// drain_grace while new writes pause.
+func (p *Proxy) fenceLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.view.Switches():
+		}
+		old, next, ok := p.view.PendingSwitch()
+		if !ok {
+			continue
+		}
+		start := time.Now()
+		snap := p.view.Load()
+		srv, _ := snap.Server(old)
+		if srv.Online || srv.Draining {
+			gctx, cancel := context.WithTimeout(ctx, p.cfg.Galera.DrainGrace.D())
+			p.writers.waitIdle(gctx, old)
+			cancel()
+		}
+		fenced := p.writers.fence(old)
+		p.pools[old].CloseIdle(true)
+		p.view.CommitWriter(old)
+		now := p.view.Load()
+		w, _ := now.Writer()
+		p.galera.mu.Lock()
+		if p.galera.preferred == w.Name {
+			p.galera.preferred = ""
+		}
+		p.galera.mu.Unlock()
+		p.log.Warn("writer changed", "from", old, "to", w.Name, "wanted", next, "epoch", now.Epoch,
+			"fenced_connections", fenced, "pause", time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// Drain makes an operator drain of node start (on) or end (off).
+func (p *Proxy) Drain(node string, on bool) bool {
+	p.galera.mu.Lock()
+	p.galera.adminDrain[node] = on
+	mon, known := p.galera.monOnline[node]
+	p.galera.mu.Unlock()
+	if !known {
+		mon = true // no monitor: the health check's view stands
+		if s, ok := p.view.Load().Server(node); ok {
+			mon = s.Online || s.Draining
+		}
+	}
+	return p.view.SetState(node, func(s *topology.Server) {
+		if on {
+			s.Online, s.Draining, s.Reason = false, true, "operator drain"
+		} else if mon {
+			s.Online, s.Draining, s.Reason = true, false, ""
+		}
+	})
+}
+
+// Switchover moves the writer role to node (or to the policy's choice
+// when node is ""), gracefully: in-flight writes finish, new ones pause.
+func (p *Proxy) Switchover(node string) error {
+	snap := p.view.Load()
+	w, _ := snap.Writer()
+	if node == "" {
+		for _, s := range snap.Servers {
+			if s.Name != w.Name && s.Online && s.WriterWeight > 0 && !s.ReadOnly && (node == "" || s.WriterWeight > mustServer(snap, node).WriterWeight) {
+				node = s.Name
+			}
+		}
+		if node == "" {
+			return mysqlproto.NewSQLError(mysqlproto.ErGaleonNoBackend, "no other node can take the writer role now")
+		}
+	}
+	s, ok := snap.Server(node)
+	if !ok || !s.Online || s.WriterWeight == 0 || s.ReadOnly {
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonNoBackend, "%s cannot take the writer role: it must be ONLINE, writable, with writer_weight > 0", node)
+	}
+	p.galera.mu.Lock()
+	p.galera.preferred = node
+	p.galera.mu.Unlock()
+	// Re-run the policy with the preference.
+	return p.view.Update(func(*topology.Server) error { return nil })
+}
+
+func mustServer(s *topology.Snapshot, name string) topology.Server {
+	srv, _ := s.Server(name)
+	return srv
+}

@@ -1,0 +1,338 @@
+package galera_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
+)
+
+type rig struct {
+	sb    *sandbox.Sandbox
+	p     *proxy.Proxy
+	addr  string
+	db    *sql.DB
+	nodes map[string]*sql.DB // direct admin connections
+}
+
+// newRig starts a sandbox and a Galera-aware proxy: writer weights
+// node1 > node2 > node3, equal reader weights.
+func newRig(t *testing.T, mutate func(*config.Config)) *rig {
+	t.Helper()
+	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
+	cfg := config.Defaults()
+	c := sb.Credentials
+	cfg.Users = []config.User{{Name: c.AppUser, Password: c.AppPassword}}
+	cfg.Galera.MonitorUser, cfg.Galera.MonitorPassword = c.MonitorUser, c.MonitorPassword
+	cfg.Galera.DrainGrace = config.Duration(5 * time.Second)
+	for i, n := range sb.Nodes {
+		cfg.Servers = append(cfg.Servers, config.Server{Name: n.Name, Address: n.Addr(), WriterWeight: 100 - 40*i, ReaderWeight: 100})
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	if probs := cfg.Validate(); len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	level := slog.LevelWarn
+	if os.Getenv("GALEON_TEST_VERBOSE") != "" {
+		level = slog.LevelDebug
+	}
+	p, err := proxy.New(&cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.ServeListener(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", ln.Addr().String(), "app"
+	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = 5*time.Second, 20*time.Second, 20*time.Second
+	db, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxIdleConns(64)
+	t.Cleanup(func() { db.Close() })
+	r := &rig{sb: sb, p: p, addr: ln.Addr().String(), db: db, nodes: map[string]*sql.DB{}}
+	for _, n := range sb.Nodes {
+		d, err := sb.DB(n.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.nodes[n.Name] = d
+	}
+	if _, err := r.nodes["node1"].Exec("CREATE TABLE app.ledger (id BIGINT AUTO_INCREMENT PRIMARY KEY, node VARCHAR(32), at DATETIME(6), KEY(at))"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitWriter(t, "node1", 10*time.Second)
+	return r
+}
+
+// waitWriter waits until the proxy routes writes to node.
+func (r *rig) waitWriter(t *testing.T, node string, d time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		if w, ok := r.p.View().Load().Writer(); ok && w.Name == node {
+			return time.Since(start)
+		}
+		if time.Since(start) > d {
+			w, _ := r.p.View().Load().Writer()
+			t.Fatalf("writer is %q, want %s after %s", w.Name, node, d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (r *rig) state(node string) string {
+	s, _ := r.p.View().Load().Server(node)
+	return s.State() + " " + s.Reason
+}
+
+func (r *rig) waitState(t *testing.T, node, prefix string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !strings.HasPrefix(r.state(node), prefix) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %q, want %q after %s", node, r.state(node), prefix, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *rig) setGlobal(t *testing.T, node, assignment string) {
+	t.Helper()
+	if _, err := r.nodes[node].Exec("SET GLOBAL " + assignment); err != nil {
+		t.Fatalf("%s: SET GLOBAL %s: %v", node, assignment, err)
+	}
+}
+
+// TestReadsNeverFail removes readers one by one with
+// wsrep_reject_queries=ALL: every read keeps succeeding, the last ones on
+// the writer; restoring them rebalances.
+func TestReadsNeverFail(t *testing.T) {
+	r := newRig(t, nil)
+	l := startLoad(t, r.db, 2, 6)
+	time.Sleep(time.Second)
+	r.setGlobal(t, "node2", "wsrep_reject_queries=ALL")
+	r.waitState(t, "node2", "DRAINING reject_queries=ALL", 5*time.Second)
+	r.setGlobal(t, "node3", "wsrep_reject_queries=ALL")
+	r.waitState(t, "node3", "DRAINING reject_queries=ALL", 5*time.Second)
+	before := l.readOK.Load()
+	time.Sleep(time.Second)
+	if l.readOK.Load() == before {
+		t.Errorf("no read succeeded while only the writer was left")
+	}
+	if n, _ := r.p.View().Load().PickReader(); n.Name != "node1" {
+		t.Errorf("with both readers out, reads go to %s, want the writer node1", n.Name)
+	}
+	r.setGlobal(t, "node2", "wsrep_reject_queries=NONE")
+	r.setGlobal(t, "node3", "wsrep_reject_queries=NONE")
+	r.waitState(t, "node2", "ONLINE", 5*time.Second)
+	r.waitState(t, "node3", "ONLINE", 5*time.Second)
+	acks := l.finish()
+	if n := l.readErr.Load(); n != 0 {
+		t.Errorf("%d reads failed while the writer was healthy: %v", n, l.errorsSeen())
+	}
+	if n := l.wErr.Load(); n != 0 {
+		t.Errorf("%d writes failed: %v", n, l.errorsSeen())
+	}
+	t.Logf("reads ok %d, writes acknowledged %d", l.readOK.Load(), len(acks))
+	counts := map[string]int{}
+	for i := 0; i < 3000; i++ {
+		s, _ := r.p.View().Load().PickReader()
+		counts[s.Name]++
+	}
+	if counts["node2"] < 1200 || counts["node3"] < 1200 || counts["node1"] > 0 {
+		t.Errorf("after restoring the readers, reads split %v; want node2 and node3 about evenly, none on the writer", counts)
+	}
+}
+
+// TestPlannedWorkCostsNothing: desync of the writer, reject_queries on the
+// writer, and a switchover each move writes to the next writer with zero
+// client errors and never two writers at once.
+func TestPlannedWorkCostsNothing(t *testing.T) {
+	r := newRig(t, nil)
+	l := startLoad(t, r.db, 4, 4)
+	time.Sleep(time.Second)
+
+	r.setGlobal(t, "node1", "wsrep_desync=ON")
+	took := r.waitWriter(t, "node2", 15*time.Second)
+	t.Logf("FIGURE desync of the writer: writes moved to node2 in %s", took.Round(time.Millisecond))
+	time.Sleep(time.Second)
+	r.setGlobal(t, "node1", "wsrep_desync=OFF")
+	r.waitState(t, "node1", "ONLINE", 10*time.Second)
+	if w, _ := r.p.View().Load().Writer(); w.Name != "node2" {
+		t.Errorf("node1 took the writer role back after desync ended (failback=never)")
+	}
+
+	r.setGlobal(t, "node2", "wsrep_reject_queries=ALL")
+	took = r.waitWriter(t, "node1", 15*time.Second)
+	t.Logf("FIGURE reject_queries=ALL on the writer: writes moved to node1 in %s", took.Round(time.Millisecond))
+	time.Sleep(time.Second)
+	r.setGlobal(t, "node2", "wsrep_reject_queries=NONE")
+	r.waitState(t, "node2", "ONLINE", 10*time.Second)
+
+	start := time.Now()
+	if err := r.p.Switchover("node3"); err != nil {
+		t.Fatal(err)
+	}
+	took = r.waitWriter(t, "node3", 15*time.Second)
+	t.Logf("FIGURE switchover node1 -> node3: %s", time.Since(start).Round(time.Millisecond))
+	time.Sleep(time.Second)
+
+	acks := l.finish()
+	if n := l.wErr.Load() + l.readErr.Load(); n != 0 {
+		t.Errorf("%d client errors during planned work (want 0): %v", n, l.errorsSeen())
+	}
+	order := checkOneWriter(t, r.nodes["node3"], r.p.View().Load().Epoch-1)
+	t.Logf("writer sequence %v; writes %s; acknowledged %d", order, writesByNode(t, r.nodes["node3"]), len(acks))
+	if strings.Join(order, ",") != "node1,node2,node1,node3" {
+		t.Errorf("writer sequence %v, want node1,node2,node1,node3", order)
+	}
+	checkNothingLost(t, r.nodes, acks)
+}
+
+// TestKillWriter: kill -9 of the writer. Reads do not fail; writes resume
+// on the next writer; the restarted node does not take the role back.
+func TestKillWriter(t *testing.T) {
+	for _, fb := range []string{"never", "immediate"} {
+		t.Run("failback="+fb, func(t *testing.T) {
+			r := newRig(t, func(c *config.Config) { c.Galera.Failback = fb })
+			l := startLoad(t, r.db, 4, 6)
+			time.Sleep(time.Second)
+			killed := time.Now()
+			if err := r.sb.Kill("node1"); err != nil {
+				t.Fatal(err)
+			}
+			primary := waitPrimaryWithout(t, r, "node2", 3)
+			took := r.waitWriter(t, "node2", 20*time.Second)
+			firstWrite := firstAckAfter(l, killed, 20*time.Second)
+			t.Logf("FIGURE kill -9 writer: Galera new Primary view after %s; galeon writer switch after %s; first acknowledged write %s after the kill (%s after the view)",
+				primary.Round(time.Millisecond), took.Round(time.Millisecond), firstWrite.Round(time.Millisecond), (firstWrite - primary).Round(time.Millisecond))
+			time.Sleep(time.Second)
+			if err := r.sb.StartNode(context.Background(), "node1"); err != nil {
+				t.Fatal(err)
+			}
+			r.waitState(t, "node1", "ONLINE", 30*time.Second)
+			if fb == "never" {
+				// node2 may hand the role on (e.g. to node3 while it
+				// donates IST to node1): only node1 must not get it back.
+				time.Sleep(2 * time.Second)
+				if w, _ := r.p.View().Load().Writer(); w.Name == "node1" {
+					t.Errorf("restarted node1 took the writer role back with failback=never")
+				}
+			} else {
+				r.waitWriter(t, "node1", 15*time.Second)
+			}
+			time.Sleep(time.Second)
+			acks := l.finish()
+			if n := l.readErr.Load(); n != 0 {
+				t.Errorf("%d autocommit reads failed (want 0): %v", n, l.errorsSeen())
+			}
+			t.Logf("FIGURE kill -9 writer: failed reads %d of %d; failed/aborted writes %d; acknowledged writes %d; errors %v",
+				l.readErr.Load(), l.readOK.Load()+l.readErr.Load(), l.wErr.Load(), len(acks), l.errorsSeen())
+			order := checkOneWriter(t, r.nodes["node2"], r.p.View().Load().Epoch-1)
+			t.Logf("writer sequence %v, writes %s", order, writesByNode(t, r.nodes["node2"]))
+			alive := map[string]*sql.DB{"node2": r.nodes["node2"], "node3": r.nodes["node3"]}
+			if d, err := r.sb.DB("node1"); err == nil {
+				alive["node1"] = d
+			}
+			checkNothingLost(t, alive, acks)
+		})
+	}
+}
+
+// TestHungWriter: SIGSTOP of the writer is detected by check timeouts;
+// writes fail over, and nothing lands on it after SIGCONT.
+func TestHungWriter(t *testing.T) {
+	r := newRig(t, nil)
+	l := startLoad(t, r.db, 4, 4)
+	time.Sleep(time.Second)
+	if err := r.sb.Pause("node1"); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	took := r.waitWriter(t, "node2", 30*time.Second)
+	t.Logf("FIGURE SIGSTOP writer: writer switch after %s", took.Round(time.Millisecond))
+	firstWrite := firstAckAfter(l, paused, 30*time.Second)
+	t.Logf("FIGURE SIGSTOP writer: first acknowledged write %s after the pause", firstWrite.Round(time.Millisecond))
+	resumedAt := time.Now()
+	if err := r.sb.Resume("node1"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	acks := l.finish()
+	var late int
+	if err := r.nodes["node2"].QueryRow("SELECT COUNT(*) FROM app.ledger WHERE node='node1' AND at > ?", resumedAt.Format("2006-01-02 15:04:05.000000")).Scan(&late); err != nil {
+		t.Fatal(err)
+	}
+	if late > 0 {
+		t.Errorf("%d writes landed on node1 after it was resumed", late)
+	}
+	checkOneWriter(t, r.nodes["node2"], r.p.View().Load().Epoch-1)
+	t.Logf("reads failed %d of %d; writes failed %d; acknowledged %d; errors %v", l.readErr.Load(), l.readOK.Load(), l.wErr.Load(), len(acks), l.errorsSeen())
+}
+
+// waitPrimaryWithout waits until survivor reports a Primary component of
+// size want-1 and returns the time since the kill began.
+func waitPrimaryWithout(t *testing.T, r *rig, survivor string, want int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < 30*time.Second {
+		var k, size, status string
+		_ = r.nodes[survivor].QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").Scan(&k, &size)
+		_ = r.nodes[survivor].QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status'").Scan(&k, &status)
+		if size == fmt.Sprint(want-1) && status == "Primary" {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s never saw a Primary component of %d", survivor, want-1)
+	return 0
+}
+
+// firstAckAfter waits for the first acknowledged write that was issued
+// after t0 and returns when it was acknowledged, relative to t0.
+func firstAckAfter(l *load, t0 time.Time, d time.Duration) time.Duration {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		best := time.Duration(-1)
+		for i := len(l.acks) - 1; i >= 0 && l.acks[i].at.After(t0); i-- {
+			if a := l.acks[i]; a.start.After(t0) && (best < 0 || a.at.Sub(t0) < best) {
+				best = a.at.Sub(t0)
+			}
+		}
+		l.mu.Unlock()
+		if best >= 0 {
+			return best
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return -1
+}
+
+var _ = io.Discard
