@@ -134,7 +134,7 @@ func (r *rig) setGlobal(t *testing.T, node, assignment string) {
 // the writer; restoring them rebalances.
 func TestReadsNeverFail(t *testing.T) {
 	r := newRig(t, nil)
-	l := startLoad(t, r.db, 2, 6)
+	l := startLoad(t, r.db, 2, 6, true)
 	time.Sleep(time.Second)
 	r.setGlobal(t, "node2", "wsrep_reject_queries=ALL")
 	r.waitState(t, "node2", "DRAINING reject_queries=ALL", 5*time.Second)
@@ -173,9 +173,14 @@ func TestReadsNeverFail(t *testing.T) {
 // TestPlannedWorkCostsNothing: desync of the writer, reject_queries on the
 // writer, and a switchover each move writes to the next writer with zero
 // client errors and never two writers at once.
+//
+// wsrep_reject_queries=ALL makes the node itself refuse every statement,
+// including those of transactions already open on it: no proxy can finish
+// those without replaying them. So this test's writers are autocommit;
+// TestDesyncAndSwitchoverWithTransactions covers transactions.
 func TestPlannedWorkCostsNothing(t *testing.T) {
 	r := newRig(t, nil)
-	l := startLoad(t, r.db, 4, 4)
+	l := startLoad(t, r.db, 4, 4, false)
 	time.Sleep(time.Second)
 
 	r.setGlobal(t, "node1", "wsrep_desync=ON")
@@ -215,13 +220,40 @@ func TestPlannedWorkCostsNothing(t *testing.T) {
 	checkNothingLost(t, r.nodes, acks)
 }
 
+// TestDesyncAndSwitchoverWithTransactions: with explicit transactions in
+// flight, desync of the writer and a switchover finish them on the old
+// writer and start new ones on the new writer: zero errors.
+func TestDesyncAndSwitchoverWithTransactions(t *testing.T) {
+	r := newRig(t, nil)
+	l := startLoad(t, r.db, 6, 4, true)
+	time.Sleep(time.Second)
+	r.setGlobal(t, "node1", "wsrep_desync=ON")
+	r.waitWriter(t, "node2", 15*time.Second)
+	time.Sleep(time.Second)
+	start := time.Now()
+	if err := r.p.Switchover("node3"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitWriter(t, "node3", 15*time.Second)
+	t.Logf("FIGURE switchover with transactions in flight: %s", time.Since(start).Round(time.Millisecond))
+	time.Sleep(time.Second)
+	r.setGlobal(t, "node1", "wsrep_desync=OFF")
+	acks := l.finish()
+	if n := l.wErr.Load() + l.readErr.Load(); n != 0 {
+		t.Errorf("%d client errors (want 0): %v", n, l.errorsSeen())
+	}
+	order := checkOneWriter(t, r.nodes["node3"], r.p.View().Load().Epoch-1)
+	t.Logf("writer sequence %v; writes %s; acknowledged %d", order, writesByNode(t, r.nodes["node3"]), len(acks))
+	checkNothingLost(t, r.nodes, acks)
+}
+
 // TestKillWriter: kill -9 of the writer. Reads do not fail; writes resume
 // on the next writer; the restarted node does not take the role back.
 func TestKillWriter(t *testing.T) {
 	for _, fb := range []string{"never", "immediate"} {
 		t.Run("failback="+fb, func(t *testing.T) {
 			r := newRig(t, func(c *config.Config) { c.Galera.Failback = fb })
-			l := startLoad(t, r.db, 4, 6)
+			l := startLoad(t, r.db, 4, 6, true)
 			time.Sleep(time.Second)
 			killed := time.Now()
 			if err := r.sb.Kill("node1"); err != nil {
@@ -269,7 +301,7 @@ func TestKillWriter(t *testing.T) {
 // writes fail over, and nothing lands on it after SIGCONT.
 func TestHungWriter(t *testing.T) {
 	r := newRig(t, nil)
-	l := startLoad(t, r.db, 4, 4)
+	l := startLoad(t, r.db, 4, 4, true)
 	time.Sleep(time.Second)
 	if err := r.sb.Pause("node1"); err != nil {
 		t.Fatal(err)

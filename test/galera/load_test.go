@@ -38,12 +38,14 @@ type load struct {
 	errs    map[string]int // "read|write: message prefix" -> count
 }
 
-func startLoad(t *testing.T, db *sql.DB, writers, readers int) *load {
+// startLoad starts writers (every other one sticky; with txWriters, every
+// third one writes in explicit transactions) and readers.
+func startLoad(t *testing.T, db *sql.DB, writers, readers int, txWriters bool) *load {
 	t.Helper()
 	l := &load{db: db, stop: make(chan struct{}), errs: map[string]int{}}
 	for i := 0; i < writers; i++ {
 		l.wg.Add(1)
-		go l.writer(i%2 == 0, i%3 == 0)
+		go l.writer(i%2 == 0, txWriters && i%3 == 0)
 	}
 	for i := 0; i < readers; i++ {
 		l.wg.Add(1)
