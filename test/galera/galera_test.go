@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
+
 	"log/slog"
 	"net"
 	"os"
@@ -366,5 +366,3 @@ func firstAckAfter(l *load, t0 time.Time, d time.Duration) time.Duration {
 	}
 	return -1
 }
-
-var _ = io.Discard

@@ -6,7 +6,6 @@ package proxy_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -19,7 +18,6 @@ import (
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/sandbox"
-	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
 
 // proxyUnderTest is a running proxy and how to reach it.
@@ -178,6 +176,3 @@ func asErr(err error, target **mysql.MySQLError) bool {
 	}
 	return false
 }
-
-var _ = fmt.Sprintf
-var _ = sandboxtest.New

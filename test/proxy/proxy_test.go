@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -449,5 +448,3 @@ func grepLine(out, s string) string {
 	}
 	return ""
 }
-
-var _ = time.Second
