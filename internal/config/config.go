@@ -268,16 +268,19 @@ func (c *Config) Validate() []string {
 	if g.MaxWriters != 1 {
 		add("galera.max_writers", "only 1 is supported: galeon keeps exactly one writer (multi-writer Galera invites certification conflicts)")
 	}
+	uniqueName := func(key, name string, seen map[string]bool) {
+		if name == "" {
+			add(key+".name", "must not be empty")
+		} else if seen[name] {
+			add(key+".name", "%q is used twice", name)
+		}
+		seen[name] = true
+	}
 	names := map[string]bool{}
 	writers := 0
 	for i, s := range c.Servers {
 		key := fmt.Sprintf("servers[%d]", i)
-		if s.Name == "" {
-			add(key+".name", "must not be empty")
-		} else if names[s.Name] {
-			add(key+".name", "%q is used twice", s.Name)
-		}
-		names[s.Name] = true
+		uniqueName(key, s.Name, names)
 		checkAddr(key+".address", s.Address, false)
 		if s.WriterWeight < 0 {
 			add(key+".writer_weight", "must be 0 or more")
@@ -295,12 +298,7 @@ func (c *Config) Validate() []string {
 	users := map[string]bool{}
 	for i, u := range c.Users {
 		key := fmt.Sprintf("users[%d]", i)
-		if u.Name == "" {
-			add(key+".name", "must not be empty")
-		} else if users[u.Name] {
-			add(key+".name", "%q is defined twice", u.Name)
-		}
-		users[u.Name] = true
+		uniqueName(key, u.Name, users)
 		if strings.HasPrefix(u.Password, "*") && len(u.Password) != 41 {
 			add(key+".password", "a hash must be '*' and 40 hex digits (as in mysql.user)")
 		}

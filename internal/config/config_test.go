@@ -91,7 +91,7 @@ destination = "nowhere"
 	}
 	for _, want := range []string{
 		"proxy.listen:", "pool.max_connections: must be at least 1",
-		"users[0].password: a hash must be", "users[0].default_hostgroup:", "users[1].name: \"app\" is defined twice",
+		"users[0].password: a hash must be", "users[0].default_hostgroup:", "users[1].name: \"app\" is used twice",
 		"servers[0].address: port \"99999\"", "servers[0].reader_weight: must be 0 or more", "servers[1].name: \"n1\" is used twice",
 		"servers: no server has writer_weight > 0", "query_rules[0].match: invalid regular expression", "query_rules[0].destination:",
 	} {
