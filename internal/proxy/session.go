@@ -118,7 +118,7 @@ func (s *session) run() {
 		s.p.log.Debug("handshake", "client", s.host, "err", err)
 		return
 	}
-	defer s.user.conns.Add(-1)
+	defer func() { s.user.conns.Add(-1) }() // s.user may change (COM_CHANGE_USER)
 	for {
 		s.pc.ResetSeq()
 		pkt, err := s.pc.ReadPacket()

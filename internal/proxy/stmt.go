@@ -24,12 +24,32 @@ type clientStmt struct {
 	types []byte
 }
 
+// maxStmtsPerConn bounds the statements cached on one backend connection:
+// the server's max_prepared_stmt_count is global, and many sessions
+// preparing distinct texts must not exhaust it.
+const maxStmtsPerConn = 256
+
+// makeRoom closes one cached statement on c when the cache is full. The
+// COM_STMT_CLOSE has no response; it travels with the next command.
+func makeRoom(c *backend.Conn) {
+	if len(c.Stmts) < maxStmtsPerConn {
+		return
+	}
+	for sql, bs := range c.Stmts {
+		c.ResetSeq()
+		_ = c.WritePacket(binary.LittleEndian.AppendUint32([]byte{byte(mysqlproto.ComStmtClose)}, bs.ID))
+		delete(c.Stmts, sql)
+		return
+	}
+}
+
 // ensurePrepared returns the statement's id on c, preparing it there first
 // if needed.
 func (s *session) ensurePrepared(c *backend.Conn, cs *clientStmt) (*backend.Stmt, error) {
 	if bs := c.Stmts[cs.sql]; bs != nil {
 		return bs, nil
 	}
+	makeRoom(c)
 	c.ResetSeq()
 	if err := c.WritePacket(append([]byte{byte(mysqlproto.ComStmtPrepare)}, cs.sql...)); err != nil {
 		c.MarkBroken()
@@ -87,6 +107,7 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 		_ = c.WritePacket(closePkt) // no response; flushed with the prepare
 		delete(c.Stmts, sql)
 	}
+	makeRoom(c)
 	c.ResetSeq()
 	if err := c.WritePacket(pkt); err != nil {
 		c.MarkBroken()

@@ -356,6 +356,8 @@ c.close()
 		}
 	})
 
+	t.Run("COM_CHANGE_USER and COM_RESET_CONNECTION", func(t *testing.T) { testChangeUserAndResetConnection(t, pt) })
+
 	t.Run("errors", func(t *testing.T) { testErrors(t, pt, db) })
 }
 
