@@ -208,11 +208,6 @@ func Dial(ctx context.Context, addr string, prof Profile, timeout time.Duration)
 // Ping sends COM_PING.
 func (c *Conn) Ping() error { return c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}) }
 
-// WriterRole records that the connection was taken from the writer
-// hostgroup in writer epoch epoch, so a writer change can find and fence
-// it.
-func (c *Conn) WriterRole(epoch uint64) { c.writerEpoch = epoch }
-
 // WriterEpoch is the epoch the connection was taken as writer in, or 0.
 func (c *Conn) WriterEpoch() uint64 { return c.writerEpoch }
 

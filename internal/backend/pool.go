@@ -56,11 +56,16 @@ type Pool struct {
 	server ServerInfo
 	opts   Options
 
-	mu      sync.Mutex
-	idle    map[Profile][]*Conn
-	open    int
-	waiters int
-	waitCh  chan struct{} // closed and replaced when a connection or slot frees
+	mu    sync.Mutex
+	idle  map[Profile][]*Conn
+	open  int
+	inUse map[*Conn]struct{}
+	// waiters queue in arrival order; a released connection is handed to
+	// the first waiter of its profile, a freed slot to the first waiter.
+	// FIFO handoff is fair and wakes one goroutine, not all of them.
+	waiters []*waiter
+
+	writerInUse atomic.Int64
 
 	connOK, connErr, maxUsed atomic.Int64
 	used                     atomic.Int64
@@ -70,9 +75,16 @@ type Pool struct {
 	lastErr                  atomic.Pointer[string]
 }
 
+// waiter is a Get blocked on a full pool. It receives a connection of
+// its profile, or nil meaning "a slot is free: open one".
+type waiter struct {
+	prof Profile
+	ch   chan *Conn
+}
+
 // NewPool creates the pool of one node.
 func NewPool(s ServerInfo, o Options) *Pool {
-	return &Pool{server: s, opts: o, idle: map[Profile][]*Conn{}, waitCh: make(chan struct{})}
+	return &Pool{server: s, opts: o, idle: map[Profile][]*Conn{}, inUse: map[*Conn]struct{}{}}
 }
 
 // Server is the node this pool connects to.
@@ -94,6 +106,7 @@ func (p *Pool) TryIdle(prof Profile) *Conn {
 		return nil // let Get ping it
 	}
 	p.idle[prof] = list[:len(list)-1]
+	p.inUse[c] = struct{}{}
 	p.mu.Unlock()
 	p.markUsed()
 	return c
@@ -111,9 +124,13 @@ func (p *Pool) Get(ctx context.Context, prof Profile) (*Conn, error) {
 		if list := p.idle[prof]; len(list) > 0 {
 			c := list[len(list)-1]
 			p.idle[prof] = list[:len(list)-1]
+			p.inUse[c] = struct{}{}
 			p.mu.Unlock()
 			if time.Since(c.lastUsed) > p.opts.PingAfterIdle {
 				if err := c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}); err != nil {
+					p.mu.Lock()
+					delete(p.inUse, c)
+					p.mu.Unlock()
 					p.discard(c)
 					continue
 				}
@@ -124,36 +141,62 @@ func (p *Pool) Get(ctx context.Context, prof Profile) (*Conn, error) {
 		if p.open < p.opts.MaxConns {
 			p.open++
 			p.mu.Unlock()
-			c, err := p.connect(ctx, prof)
-			if err != nil {
-				p.release()
-				return nil, err
-			}
-			p.markUsed()
-			return c, nil
+			return p.openConn(ctx, prof)
 		}
 		// Full: close an idle connection of another profile to make room,
-		// else wait for a slot.
+		// else queue for a connection or a slot.
 		if victim := p.takeOtherIdle(prof); victim != nil {
 			p.mu.Unlock()
 			p.discard(victim)
 			continue
 		}
-		wait := p.waitCh
-		p.waiters++
+		w := &waiter{prof: prof, ch: make(chan *Conn, 1)}
+		p.waiters = append(p.waiters, w)
 		p.mu.Unlock()
 		select {
-		case <-wait:
-			p.mu.Lock()
-			p.waiters--
-			p.mu.Unlock()
+		case c := <-w.ch:
+			if c == nil {
+				return p.openConn(ctx, prof) // handed a free slot
+			}
+			p.markUsed()
+			return c, nil
 		case <-ctx.Done():
 			p.mu.Lock()
-			p.waiters--
+			for i, x := range p.waiters {
+				if x == w {
+					p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+					break
+				}
+			}
 			p.mu.Unlock()
+			// A handoff may have raced with the timeout: give it back.
+			select {
+			case c := <-w.ch:
+				if c == nil {
+					p.release()
+				} else {
+					p.used.Add(1)
+					p.Put(c, prof)
+				}
+			default:
+			}
 			return nil, fmt.Errorf("%s: %w (%d connections in use)", p.server.Name, ErrPoolFull, p.opts.MaxConns)
 		}
 	}
+}
+
+// openConn dials a new connection in a slot already reserved (p.open).
+func (p *Pool) openConn(ctx context.Context, prof Profile) (*Conn, error) {
+	c, err := p.connect(ctx, prof)
+	if err != nil {
+		p.release()
+		return nil, err
+	}
+	p.mu.Lock()
+	p.inUse[c] = struct{}{}
+	p.mu.Unlock()
+	p.markUsed()
+	return c, nil
 }
 
 func (p *Pool) takeOtherIdle(prof Profile) *Conn {
@@ -212,6 +255,7 @@ func (p *Pool) LastError() string {
 // reset or closed; the caller must not use c afterwards.
 func (p *Pool) Put(c *Conn, prof Profile) {
 	p.used.Add(-1)
+	p.endUse(c)
 	if c.broken || c.fenced.Load() {
 		p.discard(c)
 		return
@@ -230,25 +274,65 @@ func (p *Pool) Put(c *Conn, prof Profile) {
 		c.MultiStatements = c.Caps.Has(mysqlproto.ClientMultiStatements)
 	}
 	c.lastUsed = time.Now()
-	c.writerEpoch = 0
 	p.mu.Lock()
+	for i, w := range p.waiters {
+		if w.prof == prof {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			p.inUse[c] = struct{}{}
+			p.mu.Unlock()
+			w.ch <- c
+			return
+		}
+	}
 	p.idle[prof] = append(p.idle[prof], c)
-	p.wakeLocked()
 	p.mu.Unlock()
 }
 
-// wakeLocked wakes the sessions waiting for a connection, if any.
-func (p *Pool) wakeLocked() {
-	if p.waiters > 0 {
-		close(p.waitCh)
-		p.waitCh = make(chan struct{})
+// endUse forgets c as in use (and as a writer-role connection).
+func (p *Pool) endUse(c *Conn) {
+	if c.writerEpoch != 0 {
+		p.writerInUse.Add(-1)
+		c.writerEpoch = 0
 	}
+	p.mu.Lock()
+	delete(p.inUse, c)
+	p.mu.Unlock()
 }
 
 // Discard closes a connection taken from the pool.
 func (p *Pool) Discard(c *Conn) {
 	p.used.Add(-1)
+	p.endUse(c)
 	p.discard(c)
+}
+
+// MarkWriter records that c, taken from this pool, serves the writer role
+// in epoch, so a writer change can wait for it or fence it.
+func (p *Pool) MarkWriter(c *Conn, epoch uint64) {
+	if c.writerEpoch == 0 {
+		p.writerInUse.Add(1)
+	}
+	c.writerEpoch = epoch
+}
+
+// WriterInUse is the number of connections in use in the writer role.
+func (p *Pool) WriterInUse() int64 { return p.writerInUse.Load() }
+
+// FenceWriters closes every connection in use in the writer role: what
+// runs on them fails at once. It returns how many it closed.
+func (p *Pool) FenceWriters() int {
+	p.mu.Lock()
+	var victims []*Conn
+	for c := range p.inUse {
+		if c.writerEpoch != 0 {
+			victims = append(victims, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range victims {
+		c.Fence()
+	}
+	return len(victims)
 }
 
 func (p *Pool) discard(c *Conn) {
@@ -256,10 +340,17 @@ func (p *Pool) discard(c *Conn) {
 	p.release()
 }
 
+// release frees a slot: the first waiter, if any, gets it.
 func (p *Pool) release() {
 	p.mu.Lock()
+	if len(p.waiters) > 0 {
+		w := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.mu.Unlock()
+		w.ch <- nil // the slot passes to the waiter: p.open unchanged
+		return
+	}
 	p.open--
-	p.wakeLocked()
 	p.mu.Unlock()
 }
 

@@ -5,79 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/topology"
 )
-
-// writerConns tracks connections in use in the writer role, per node, so
-// that a writer change can wait for them (planned) or fence them (node
-// failed) before the new writer takes writes.
-type writerConns struct {
-	mu    sync.Mutex
-	conns map[string]map[*backend.Conn]struct{}
-	freed chan struct{} // closed and replaced when one is released
-}
-
-func newWriterConns() *writerConns {
-	return &writerConns{conns: map[string]map[*backend.Conn]struct{}{}, freed: make(chan struct{})}
-}
-
-func (w *writerConns) add(c *backend.Conn) {
-	w.mu.Lock()
-	m := w.conns[c.Server()]
-	if m == nil {
-		m = map[*backend.Conn]struct{}{}
-		w.conns[c.Server()] = m
-	}
-	m[c] = struct{}{}
-	w.mu.Unlock()
-}
-
-func (w *writerConns) remove(c *backend.Conn) {
-	if c.WriterEpoch() == 0 {
-		return
-	}
-	w.mu.Lock()
-	delete(w.conns[c.Server()], c)
-	close(w.freed)
-	w.freed = make(chan struct{})
-	w.mu.Unlock()
-}
-
-// waitIdle waits until node has no writer-role connection in use, or ctx
-// ends; it reports whether the node is idle.
-func (w *writerConns) waitIdle(ctx context.Context, node string) bool {
-	for {
-		w.mu.Lock()
-		n, ch := len(w.conns[node]), w.freed
-		w.mu.Unlock()
-		if n == 0 {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
-		}
-	}
-}
-
-// fence closes every writer-role connection still in use on node.
-func (w *writerConns) fence(node string) int {
-	w.mu.Lock()
-	victims := make([]*backend.Conn, 0, len(w.conns[node]))
-	for c := range w.conns[node] {
-		victims = append(victims, c)
-	}
-	w.mu.Unlock()
-	for _, c := range victims {
-		c.Fence()
-	}
-	return len(victims)
-}
 
 // galeraState is the proxy's use of the Galera monitor.
 type galeraState struct {
@@ -196,13 +128,16 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		start := time.Now()
 		snap := p.view.Load()
 		srv, _ := snap.Server(old)
+		pool := p.pools[old]
 		if srv.Online || srv.Draining {
-			gctx, cancel := context.WithTimeout(ctx, p.cfg.Galera.DrainGrace.D())
-			p.writers.waitIdle(gctx, old)
-			cancel()
+			// Planned: let in-flight writes finish (new ones pause).
+			deadline := time.Now().Add(p.cfg.Galera.DrainGrace.D())
+			for pool.WriterInUse() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+				time.Sleep(2 * time.Millisecond)
+			}
 		}
-		fenced := p.writers.fence(old)
-		p.pools[old].CloseIdle(true)
+		fenced := pool.FenceWriters()
+		pool.CloseIdle(true)
 		p.view.CommitWriter(old)
 		now := p.view.Load()
 		w, _ := now.Writer()

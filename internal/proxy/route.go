@@ -202,19 +202,16 @@ func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, e
 // a writer change can wait for it or fence it.
 func (s *session) claim(c *backend.Conn, hostgroup string, snap *topology.Snapshot) {
 	if w, ok := snap.Writer(); ok && hostgroup == config.HostgroupWriter && w.Name == c.Server() {
-		c.WriterRole(snap.Epoch)
-		s.p.writers.add(c)
+		c.Pool().MarkWriter(c, snap.Epoch)
 	}
 }
 
 // release gives a connection back to its pool.
 func (s *session) release(c *backend.Conn) {
-	s.p.writers.remove(c)
 	c.Pool().Put(c, s.prof)
 }
 
 // discard closes a connection taken from the pool.
 func (s *session) discard(c *backend.Conn) {
-	s.p.writers.remove(c)
 	c.Pool().Discard(c)
 }

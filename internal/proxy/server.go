@@ -32,8 +32,7 @@ type Proxy struct {
 	view  *topology.View
 	pools map[string]*backend.Pool
 
-	galera  *galeraState
-	writers *writerConns
+	galera *galeraState
 
 	users   atomic.Pointer[map[string]*user]
 	rules   atomic.Pointer[[]rule]
@@ -86,7 +85,6 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		p.checkNow[s.Name] = make(chan struct{}, 1)
 	}
 	p.view = topology.NewView(servers)
-	p.writers = newWriterConns()
 	p.setupGalera()
 	users := map[string]*user{}
 	for _, u := range cfg.Users {

@@ -1,0 +1,180 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// fakeServer accepts connections, authenticates anyone, and answers every
+// command with OK: enough to exercise the pool without a database.
+func fakeServer(t *testing.T) (addr string, accepted *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = &atomic.Int64{}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer nc.Close()
+				pc := mysqlproto.NewConn(bufio.NewReader(nc), bufio.NewWriter(nc), 1<<20)
+				scramble, _ := mysqlproto.NewScramble()
+				hs := mysqlproto.Handshake{ServerVersion: "fake", ConnectionID: 1, AuthData: scramble,
+					Capabilities: mysqlproto.DefaultServerCapabilities, Charset: 45, AuthPlugin: mysqlproto.NativePasswordPlugin}
+				pc.WritePacket(mysqlproto.AppendHandshake(nil, &hs))
+				pc.Flush()
+				pkt, err := pc.ReadPacket()
+				if err != nil {
+					return
+				}
+				resp, err := mysqlproto.ParseHandshakeResponse(pkt)
+				if err != nil {
+					return
+				}
+				auth := mysqlproto.NewServerAuth(scramble, mysqlproto.ServerAuthConfig{Plugin: mysqlproto.NativePasswordPlugin, Credential: mysqlproto.NewCredential("pw")})
+				if err := auth.Run(pc, resp); err != nil {
+					return
+				}
+				for {
+					pc.WriteOK(&mysqlproto.OKPacket{}, resp.Capabilities)
+					pc.Flush()
+					pc.ResetSeq()
+					if _, err := pc.ReadPacket(); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), accepted
+}
+
+func testPool(t *testing.T, max int) (*Pool, *atomic.Int64) {
+	addr, accepted := fakeServer(t)
+	p := NewPool(ServerInfo{Name: "fake", Addr: addr}, Options{MaxConns: max, ConnectTimeout: time.Second, IdleTimeout: time.Minute, PingAfterIdle: time.Minute})
+	t.Cleanup(func() { p.CloseIdle(true) })
+	return p, accepted
+}
+
+var prof = Profile{User: "u", Password: "pw"}
+
+func TestPoolReusesIdleConnections(t *testing.T) {
+	p, accepted := testPool(t, 4)
+	for i := 0; i < 20; i++ {
+		c, err := p.Get(context.Background(), prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Put(c, prof)
+	}
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("20 sequential borrows opened %d connections, want 1", n)
+	}
+	st := p.Stats()
+	if st.ConnUsed != 0 || st.ConnFree != 1 || st.ConnOK != 1 || st.MaxConnUsed != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// Many borrowers over few connections: every borrower is served, the
+// limit holds, and nobody times out while connections come back.
+func TestPoolHandsOffToWaitersInOrder(t *testing.T) {
+	p, accepted := testPool(t, 3)
+	var wg sync.WaitGroup
+	var inUse, peak atomic.Int64
+	errs := make(chan error, 200)
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := p.Get(ctx, prof)
+			if err != nil {
+				errs <- err
+				return
+			}
+			n := inUse.Add(1)
+			for m := peak.Load(); n > m && !peak.CompareAndSwap(m, n); m = peak.Load() {
+			}
+			time.Sleep(time.Millisecond)
+			inUse.Add(-1)
+			p.Put(c, prof)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("borrow failed: %v", err)
+	}
+	if peak.Load() > 3 || accepted.Load() > 3 {
+		t.Errorf("peak %d connections in use, %d opened; limit 3", peak.Load(), accepted.Load())
+	}
+}
+
+func TestPoolTimesOutWhenFull(t *testing.T) {
+	p, _ := testPool(t, 1)
+	c, err := p.Get(context.Background(), prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := p.Get(ctx, prof); !errors.Is(err, ErrPoolFull) {
+		t.Fatalf("got %v, want ErrPoolFull", err)
+	}
+	// The timed-out waiter must not have taken anything: the next borrow
+	// after Put gets the connection at once.
+	p.Put(c, prof)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Second)
+	defer cancel2()
+	c2, err := p.Get(ctx2, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Put(c2, prof)
+}
+
+func TestFenceWritersClosesOnlyWriterConnections(t *testing.T) {
+	p, _ := testPool(t, 4)
+	w, _ := p.Get(context.Background(), prof)
+	r, _ := p.Get(context.Background(), prof)
+	p.MarkWriter(w, 7)
+	if p.WriterInUse() != 1 {
+		t.Fatalf("WriterInUse = %d", p.WriterInUse())
+	}
+	if n := p.FenceWriters(); n != 1 {
+		t.Fatalf("fenced %d, want 1", n)
+	}
+	if !w.Fenced() || r.Fenced() {
+		t.Fatalf("writer fenced %v, reader fenced %v", w.Fenced(), r.Fenced())
+	}
+	if err := w.Ping(); err == nil {
+		t.Error("a fenced connection still works")
+	}
+	p.Put(w, prof) // closed, not pooled
+	p.Put(r, prof)
+	if p.WriterInUse() != 0 || p.Stats().ConnFree != 1 {
+		t.Errorf("after release: writers in use %d, free %d", p.WriterInUse(), p.Stats().ConnFree)
+	}
+}
