@@ -5,7 +5,7 @@ GOBIN_DIR := $(shell $(GO) env GOPATH 2>/dev/null)/bin
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 SANDBOX ?= galeon
 
-.PHONY: up down deps build test unit integration lint fuzz clean
+.PHONY: up down deps build test unit integration lint fuzz bench clean
 
 SBDIR := /var/tmp/galeon/$(SANDBOX)
 
@@ -59,6 +59,10 @@ fuzz:
 # clusters never compete for the 2 cores.
 integration: build
 	$(GO) test -count=1 -p 1 -timeout 45m -v ./test/... 2>&1 | tee /tmp/galeon-integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go' ; exit $${PIPESTATUS[0]}
+
+## bench: direct vs HAProxy vs galeon on a private sandbox (~8 min); report in bench/results/latest.md
+bench: deps build
+	bench/run.sh
 
 clean:
 	rm -rf bin

@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""galeon benchmark results: record raw results, render the report.
+
+Standard library only. Subcommands:
+
+  report.py record RAW key=value ...
+      append one JSON object to RAW (values that look numeric become numbers)
+  report.py record-sysbench RAW LOG key=value ...
+      parse a sysbench 1.0 output file (run with --histogram=on) and append
+      one JSON object: the key=value pairs plus QPS, latency percentiles
+      computed from the histogram, errors, and the proxy CPU/RSS figures
+      passed in (cpu_ticks, clk_tck, rss_peak_kib); prints a one-line summary
+  report.py render RESULTS_DIR
+      read RESULTS_DIR/raw.jsonl, write RESULTS_DIR/report.md, print it, and
+      copy it to RESULTS_DIR/../latest.md
+"""
+
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import sys
+
+TARGETS = ["direct", "haproxy", "galeon"]
+TARGET_NAMES = {
+    "direct": "direct → node1",
+    "haproxy": "HAProxy 2.6 TCP → node1",
+    "galeon": "galeon",
+}
+WORKLOAD_ORDER = [
+    "point_select_t8",
+    "point_select_t64",
+    "read_only_t8",
+    "read_only_t64",
+    "read_write_t16",
+    "read_write_t16_ps",
+]
+
+# Goals (bench/README.md).
+GOAL_QPS_VS_HAPROXY = 0.95
+GOAL_ADDED_P50_VS_HAPROXY = 1.1
+GOAL_KIB_PER_IDLE_CONN = 16.0
+GOAL_WORKLOADS = ["point_select_t8", "point_select_t64"]
+
+
+# ------------------------------------------------------------------ record
+
+def parse_value(v):
+    if re.fullmatch(r"-?\d+", v):
+        return int(v)
+    if re.fullmatch(r"-?(\d+\.\d*|\.\d+)([eE]-?\d+)?", v):
+        return float(v)
+    return v
+
+
+def parse_pairs(args):
+    out = {}
+    for a in args:
+        k, sep, v = a.partition("=")
+        if not sep:
+            sys.exit(f"report.py: expected key=value, got {a!r}")
+        out[k] = parse_value(v)
+    return out
+
+
+def append(raw, obj):
+    with open(raw, "a", encoding="utf-8") as f:
+        f.write(json.dumps(obj, sort_keys=False) + "\n")
+
+
+def percentile_from_histogram(hist, pct):
+    """sysbench's own rule (sb_histogram_get_pct_intermediate): the first
+    bucket where the cumulative count reaches floor(total*pct/100 + 0.5)."""
+    total = sum(c for _, c in hist)
+    if total == 0:
+        return None
+    need = max(1, math.floor(total * pct / 100 + 0.5))
+    cum = 0
+    for value, count in hist:
+        cum += count
+        if cum >= need:
+            return value
+    return hist[-1][0]
+
+
+def parse_sysbench(text):
+    r = {}
+    hist = []
+    in_hist = False
+    for line in text.splitlines():
+        if line.startswith("Latency histogram"):
+            in_hist = True
+            continue
+        if in_hist:
+            if "|" in line:
+                left, _, right = line.partition("|")
+                try:
+                    value = float(left.strip())
+                    count = int(right.replace("*", " ").split()[-1])
+                except (ValueError, IndexError):
+                    continue
+                hist.append((value, count))
+                continue
+            if line.strip().startswith("value"):
+                continue
+            if hist:
+                in_hist = False
+        m = re.match(r"\s*queries:\s+(\d+)\s+\(([\d.]+) per sec", line)
+        if m:
+            r["queries"], r["qps"] = int(m.group(1)), float(m.group(2))
+        m = re.match(r"\s*transactions:\s+(\d+)\s+\(([\d.]+) per sec", line)
+        if m:
+            r["transactions"], r["tps"] = int(m.group(1)), float(m.group(2))
+        m = re.match(r"\s*ignored errors:\s+(\d+)", line)
+        if m:
+            r["ignored_errors"] = int(m.group(1))
+        m = re.match(r"\s*reconnects:\s+(\d+)", line)
+        if m:
+            r["reconnects"] = int(m.group(1))
+        m = re.match(r"\s*total time:\s+([\d.]+)s", line)
+        if m:
+            r["total_time_s"] = float(m.group(1))
+        m = re.match(r"\s*(min|avg|max|sum):\s+([\d.]+)$", line)
+        if m:
+            r["lat_%s_ms" % m.group(1)] = float(m.group(2))
+        m = re.match(r"\s*(\d+)th percentile:\s+([\d.]+)$", line)
+        if m:
+            r["sysbench_p%s_ms" % m.group(1)] = float(m.group(2))
+        if "FATAL" in line and "fatal" not in r:
+            r["fatal"] = line.strip()[:300]
+    hist.sort()
+    r["histogram"] = hist
+    for p in (50, 95, 99):
+        r["p%d_ms" % p] = percentile_from_histogram(hist, p)
+    return r
+
+
+def cmd_record(args):
+    if len(args) < 1:
+        sys.exit("usage: report.py record RAW key=value ...")
+    append(args[0], parse_pairs(args[1:]))
+
+
+def cmd_record_sysbench(args):
+    if len(args) < 2:
+        sys.exit("usage: report.py record-sysbench RAW LOG key=value ...")
+    raw, log = args[0], args[1]
+    rec = {"kind": "sysbench"}
+    rec.update(parse_pairs(args[2:]))
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        text = ""
+        rec.setdefault("error", str(e))
+    rec.update(parse_sysbench(text))
+    rec["log"] = os.path.relpath(log, os.path.dirname(os.path.abspath(raw)))
+    ticks, hz = rec.get("cpu_ticks"), rec.get("clk_tck")
+    if isinstance(ticks, int) and isinstance(hz, int) and ticks >= 0 and hz > 0:
+        rec["cpu_s"] = ticks / hz
+    if rec.get("status") == "ok" and not rec.get("queries"):
+        rec["status"] = "failed"
+    if rec.get("status") != "ok" and "error" not in rec:
+        rec["error"] = rec.get("fatal") or last_lines(text)
+    append(raw, rec)
+    if rec.get("status") == "ok":
+        print("%-18s %-8s %10.0f QPS  p50 %s  p95 %s  p99 %s ms%s" % (
+            rec.get("workload"), rec.get("target"), rec.get("qps", 0),
+            fmt_ms(rec.get("p50_ms")), fmt_ms(rec.get("p95_ms")), fmt_ms(rec.get("p99_ms")),
+            ("  CPU %.2fs RSS %s" % (rec["cpu_s"], fmt_mib(rec.get("rss_peak_kib"))))
+            if "cpu_s" in rec else ""))
+    else:
+        print("%-18s %-8s %s: %s" % (rec.get("workload"), rec.get("target"),
+                                     rec.get("status"), rec.get("error")))
+
+
+def last_lines(text, n=3):
+    lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
+    return " / ".join(lines[-n:])[:300] if lines else "no output"
+
+
+# ------------------------------------------------------------------ render
+
+def fmt_ms(v):
+    if v is None:
+        return "–"
+    return "%.3f" % v if v < 10 else "%.1f" % v
+
+
+def fmt_mib(kib):
+    if kib is None or kib < 0:
+        return "–"
+    return "%.1f MiB" % (kib / 1024)
+
+
+def fmt_ratio(v):
+    return "–" if v is None else "%.3f×" % v
+
+
+def median(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def load(raw):
+    recs = []
+    with open(raw, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                recs.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                print("report.py: %s:%d: %s" % (raw, n, e), file=sys.stderr)
+    return recs
+
+
+def aggregate(runs):
+    """Median of each metric over the successful rounds of one
+    (workload, target)."""
+    ok = [r for r in runs if r.get("status") == "ok"]
+    if not ok:
+        return None
+    a = {"rounds": len(ok)}
+    for k in ("qps", "p50_ms", "p95_ms", "p99_ms", "sysbench_p99_ms", "ignored_errors", "reconnects"):
+        a[k] = median([r.get(k) for r in ok])
+    qps = [r["qps"] for r in ok if r.get("qps") is not None]
+    a["qps_min"], a["qps_max"] = (min(qps), max(qps)) if qps else (None, None)
+    per10k = [r["cpu_s"] / r["queries"] * 10000 for r in ok if r.get("cpu_s") is not None and r.get("queries")]
+    a["cpu_per_10k"] = median(per10k)
+    rss = [r.get("rss_peak_kib") for r in ok if (r.get("rss_peak_kib") or -1) >= 0]
+    a["rss_kib"] = max(rss) if rss else None
+    a["view_changes"] = sum(r.get("cluster_view_changes") or 0 for r in ok if (r.get("cluster_view_changes") or 0) > 0)
+    a["view_unknown"] = any(r.get("cluster_view_changes", 0) < 0 for r in ok)
+    a["retried"] = any((r.get("attempts") or 1) > 1 for r in ok)
+    return a
+
+
+def render(results_dir):
+    raw = os.path.join(results_dir, "raw.jsonl")
+    recs = load(raw)
+    meta = {}
+    for r in recs:
+        if r.get("kind") == "meta":
+            meta.update(r)
+    status = {}  # target -> record
+    for r in recs:
+        if r.get("kind") == "target":
+            status[r["target"]] = r
+    sb = [r for r in recs if r.get("kind") == "sysbench"]
+    cs = [r for r in recs if r.get("kind") == "connscale"]
+
+    out = []
+    w = out.append
+    w("# galeon benchmark — %s" % meta.get("started", os.path.basename(results_dir)))
+    w("")
+    w("| | |")
+    w("|---|---|")
+    for k, label in (("git", "galeon revision"), ("host", "host"), ("loadavg", "load average at start"),
+                     ("sysbench", "sysbench"), ("haproxy", "HAProxy"), ("mariadb", "MariaDB"),
+                     ("bench_time", "seconds per run (BENCH_TIME)"), ("rounds", "rounds (BENCH_ROUNDS)"),
+                     ("galeon_reads", "galeon reads go to (BENCH_GALEON_READS)"), ("nofile", "open-files limit"),
+                     ("elapsed_s", "wall time of the whole run (s)")):
+        if k in meta:
+            w("| %s | %s |" % (label, meta[k]))
+    for t in TARGETS:
+        st = status.get(t)
+        if st:
+            w("| %s | %s |" % (TARGET_NAMES[t], describe_status(st)))
+    w("")
+    if meta.get("galeon_reads") == "readers":
+        w("> BENCH_GALEON_READS=readers: galeon sends autocommit reads to node2/node3 while direct and "
+          "HAProxy use node1 only, so the galeon rows are **not** like-for-like.")
+        w("")
+    w("All processes (sysbench, proxies, three mariadbd) share the machine's cores, and other work on the "
+      "host adds noise: compare rows of the same run, not absolute numbers across machines.")
+    w("")
+
+    # Per-workload tables.
+    by = {}
+    for r in sb:
+        by.setdefault(r.get("workload"), {}).setdefault(r.get("target"), []).append(r)
+    workloads = [x for x in WORKLOAD_ORDER if x in by] + sorted(x for x in by if x not in WORKLOAD_ORDER)
+    aggs = {}
+    goal_rows = []
+    sections = []
+    for wl in workloads:
+        runs = by[wl]
+        first = next(iter(runs.values()))[0]
+        aggs[wl] = {t: aggregate(runs.get(t, [])) for t in TARGETS}
+        s = []
+        s.append("### %s — %s threads, --db-ps-mode=%s" % (first.get("test"), first.get("threads"), first.get("ps_mode")))
+        s.append("")
+        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | proxy RSS peak | ignored errors |")
+        s.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+        for t in TARGETS:
+            a = aggs[wl][t]
+            if a is None:
+                s.append("| %s | %s | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
+                continue
+            qps = "%.0f" % a["qps"]
+            if a["rounds"] > 1:
+                qps += " (%.0f–%.0f, %d rounds)" % (a["qps_min"], a["qps_max"], a["rounds"])
+            cpu = "–" if a["cpu_per_10k"] is None else "%.3f" % a["cpu_per_10k"]
+            name = TARGET_NAMES[t]
+            if a["view_changes"] or a["view_unknown"]:
+                name += " ⚠ Galera view change during the run"
+            if a["retried"]:
+                name += " (re-run: the first attempt failed during a Galera view change)"
+            s.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                name, qps, fmt_ms(a["p50_ms"]), fmt_ms(a["p95_ms"]), fmt_ms(a["p99_ms"]),
+                cpu, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
+        s.append("")
+        d, h, g = (aggs[wl][t] for t in TARGETS)
+        r = ratios(d, h, g)
+        s.append("- HAProxy/direct QPS %s; HAProxy adds %s ms to p50" % (
+            fmt_ratio(r["h_d_qps"]), fmt_delta(r["h_add"])))
+        if g is None:
+            s.append("- galeon: %s" % why_missing("galeon", runs.get("galeon", []), status))
+        else:
+            s.append("- galeon/HAProxy QPS **%s**; galeon/direct QPS %s" % (fmt_ratio(r["g_h_qps"]), fmt_ratio(r["g_d_qps"])))
+            s.append("- added p50 (galeon_p50 − direct_p50)/(haproxy_p50 − direct_p50) = **%s** (galeon adds %s ms, HAProxy %s ms)" % (
+                fmt_ratio(r["added"]) if r["added"] is not None else r["added_note"],
+                fmt_delta(r["g_add"]), fmt_delta(r["h_add"])))
+        s.append("")
+        sections.append(s)
+        if wl in GOAL_WORKLOADS:
+            goal_rows.append((wl, first, r))
+
+    # Connection scale.
+    idle = {r.get("target"): r for r in cs if r.get("mode") == "idle"}
+    clients = {r.get("target"): r for r in cs if r.get("mode") == "clients"}
+
+    # Goals first: the answer to "are we there".
+    w("## Goals")
+    w("")
+    w("| goal | target | measured | result |")
+    w("|---|---|---|---|")
+    for wl, first, r in goal_rows:
+        label = "%s %s threads" % (first.get("test"), first.get("threads"))
+        w("| QPS galeon/HAProxy, %s | ≥ %.2f× | %s | %s |" % (
+            label, GOAL_QPS_VS_HAPROXY, fmt_ratio(r["g_h_qps"]),
+            verdict(r["g_h_qps"], lambda v: v >= GOAL_QPS_VS_HAPROXY)))
+        w("| added p50 galeon vs HAProxy, %s | ≤ %.1f× | %s | %s |" % (
+            label, GOAL_ADDED_P50_VS_HAPROXY,
+            fmt_ratio(r["added"]) if r["added"] is not None else (r["added_note"] or "–"),
+            verdict(r["added"], lambda v: v <= GOAL_ADDED_P50_VS_HAPROXY)))
+    gi = idle.get("galeon")
+    kib = gi.get("kib_per_conn") if gi and gi.get("status", "ok") == "ok" and gi.get("opened") else None
+    w("| RSS per idle client connection (galeon) | ≤ %g KiB | %s | %s |" % (
+        GOAL_KIB_PER_IDLE_CONN, "–" if kib is None else "%.2f KiB" % kib,
+        verdict(kib, lambda v: v <= GOAL_KIB_PER_IDLE_CONN)))
+    w("")
+    if not goal_rows and not gi:
+        w("(no data)")
+        w("")
+
+    w("## Throughput and latency (sysbench)")
+    w("")
+    for s in sections:
+        out.extend(s)
+
+    if cs:
+        w("## Connection scale (bench/cmd/connscale)")
+        w("")
+        w("### Idle client connections")
+        w("")
+        w("| target | opened / requested | errors | open time s | proxy RSS before → after | KiB per conn | proxy backend sockets before → after | alive after hold |")
+        w("|---|--:|--:|--:|--:|--:|--:|--:|")
+        for t in TARGETS:
+            r = idle.get(t)
+            if not r:
+                continue
+            if r.get("status", "ok") != "ok":
+                w("| %s | %s | | | | | | |" % (TARGET_NAMES[t], r.get("reason") or r.get("status")))
+                continue
+            w("| %s | %d / %d | %d%s | %.1f | %s → %s | %s | %s → %s | %d |" % (
+                TARGET_NAMES[t], r["opened"], r["requested"], r["open_errors"],
+                (" (%s)" % r["first_error"][:80]) if r.get("first_error") else "",
+                r["open_seconds"], fmt_mib(r["rss_before_kib"]), fmt_mib(r["rss_after_kib"]),
+                "%.2f" % r["kib_per_conn"] if r.get("opened") else "–",
+                fmt_count(r["backend_conns_before"]),
+                fmt_count(r["backend_conns_after"]) + by_node(r.get("backend_conns_by_node")),
+                r["alive_after_hold"]))
+        w("")
+        if clients:
+            w("### Concurrent clients doing autocommit point selects")
+            w("")
+            w("| target | connected / requested | QPS | errors | reconnects | p50 / p95 / p99 ms | proxy backend sockets (mid / max) | admin count | proxy CPU s / 10k q | proxy RSS peak |")
+            w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+            for t in TARGETS:
+                r = clients.get(t)
+                if not r:
+                    continue
+                if r.get("status", "ok") != "ok":
+                    w("| %s | %s | | | | | | | | |" % (TARGET_NAMES[t], r.get("reason") or r.get("status")))
+                    continue
+                cpu = "–"
+                if r.get("cpu_seconds", -1) >= 0 and r.get("queries"):
+                    cpu = "%.3f" % (r["cpu_seconds"] / r["queries"] * 10000)
+                w("| %s | %d / %d | %.0f | %d%s | %d | %s / %s / %s | %s / %s | %s | %s | %s |" % (
+                    TARGET_NAMES[t], r["connected"], r["requested"], r["qps"], r["errors"] + r["connect_errors"],
+                    (" (%s)" % (r.get("first_error") or r.get("first_connect_error"))[:80])
+                    if (r.get("first_error") or r.get("first_connect_error")) else "",
+                    r["reconnects"], fmt_ms(r["p50_ms"]), fmt_ms(r["p95_ms"]), fmt_ms(r["p99_ms"]),
+                    fmt_count(r["backend_conns_mid"]) + by_node(r.get("backend_conns_by_node_mid")),
+                    fmt_count(r["backend_conns_max"]),
+                    admin_cell(r),
+                    cpu, fmt_mib(r.get("rss_peak_kib"))))
+            w("")
+            w("galeon is configured with at most %s backend connections per node; the backend-socket "
+              "count is the proxy's ESTABLISHED TCP sockets to the three nodes (from /proc/PID/fd and "
+              "/proc/PID/net/tcp)." % meta.get("galeon_max_backend", "?"))
+            w("")
+
+    w("## How to read this")
+    w("")
+    w("- **QPS**: sysbench `queries … per sec.` (median over rounds when BENCH_ROUNDS > 1; the range is shown).")
+    w("- **p50/p95/p99**: per-event latency in ms, computed from sysbench's `--histogram=on` output "
+      "(the same rule sysbench uses for `--percentile`, cross-checked against its p99). For "
+      "`oltp_read_only`/`oltp_read_write` an event is a whole transaction, not one query.")
+    w("- **proxy CPU s / 10k queries**: (utime+stime of the proxy process from /proc/PID/stat after − "
+      "before the sysbench run) / queries × 10,000. Includes connection set-up and tear-down of the run.")
+    w("- **proxy RSS peak**: highest VmRSS of the proxy sampled every 0.5 s during the run.")
+    w("- **added p50 ratio**: (galeon_p50 − direct_p50) / (haproxy_p50 − direct_p50); 1.0 means galeon adds "
+      "as much latency as HAProxy. Not defined when HAProxy adds nothing measurable.")
+    w("- **⚠ Galera view change**: node1's wsrep_cluster_conf_id changed during the run (a node was "
+      "suspected/evicted, usually from CPU starvation): that row is not comparable.")
+    w("- Targets run round-robin within each workload (order rotated per workload and round) so slow drift "
+      "on the shared host does not favour one target.")
+    w("")
+    text = "\n".join(out)
+    report = os.path.join(results_dir, "report.md")
+    with open(report, "w", encoding="utf-8") as f:
+        f.write(text)
+    latest = os.path.join(os.path.dirname(os.path.abspath(results_dir)), "latest.md")
+    shutil.copyfile(report, latest)
+    print(text)
+
+
+def describe_status(st):
+    s = st.get("status")
+    if s == "ok":
+        return "available"
+    if s == "unavailable":
+        return "**not available** (%s)" % st.get("reason", "")
+    return "**%s** (%s)" % (s, st.get("reason", ""))
+
+
+def why_missing(target, runs, status):
+    st = status.get(target, {})
+    if st.get("status") == "unavailable":
+        return "%s: not available" % target
+    for r in runs:
+        if r.get("status") != "ok":
+            return "%s: %s (%s)" % (target, r.get("status"), (r.get("error") or r.get("reason") or "")[:120])
+    if st.get("status") and st.get("status") != "ok":
+        return "%s: %s" % (target, st.get("status"))
+    return "%s: no data" % target
+
+
+def by_node(m):
+    """' (:7401 51, :7402 1, :7403 1)' from {"127.0.0.1:7401": 51, ...}."""
+    if not m:
+        return ""
+    return " (%s)" % ", ".join(":%s %d" % (k.rsplit(":", 1)[-1], v) for k, v in sorted(m.items()))
+
+
+def admin_cell(r):
+    if r.get("admin_backend_conns") is not None:
+        return str(r["admin_backend_conns"])
+    if r.get("admin_error"):
+        return "error: %s" % r["admin_error"][:60]
+    return "–"
+
+
+def fmt_delta(v):
+    return "–" if v is None else "%+.3f" % v
+
+
+def fmt_count(v):
+    return "–" if v is None or v < 0 else str(v)
+
+
+def ratios(d, h, g):
+    def q(a):
+        return a["qps"] if a else None
+
+    def p(a):
+        return a["p50_ms"] if a else None
+
+    def div(a, b):
+        return a / b if a is not None and b else None
+
+    r = {
+        "h_d_qps": div(q(h), q(d)),
+        "g_h_qps": div(q(g), q(h)),
+        "g_d_qps": div(q(g), q(d)),
+        "h_add": p(h) - p(d) if p(h) is not None and p(d) is not None else None,
+        "g_add": p(g) - p(d) if p(g) is not None and p(d) is not None else None,
+        "added": None,
+        "added_note": None,
+    }
+    if r["g_add"] is not None and r["h_add"] is not None:
+        if r["h_add"] > 0:
+            r["added"] = r["g_add"] / r["h_add"]
+        else:
+            r["added_note"] = "n/a (HAProxy adds no measurable p50)"
+    return r
+
+
+def verdict(v, ok):
+    if v is None:
+        return "n/a"
+    return "PASS" if ok(v) else "**FAIL**"
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "record":
+        cmd_record(args)
+    elif cmd == "record-sysbench":
+        cmd_record_sysbench(args)
+    elif cmd == "render":
+        if len(args) != 1:
+            sys.exit("usage: report.py render RESULTS_DIR")
+        render(args[0])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,642 @@
+#!/usr/bin/env bash
+# galeon benchmark: direct node1 vs HAProxy 2.6 (TCP) vs galeon proxy, on a
+# private 3-node MariaDB Galera sandbox. See bench/README.md.
+#
+# Everything this script starts (sandbox, haproxy, galeon, sysbench,
+# connscale) is stopped by the PID it recorded, and the sandbox is destroyed,
+# whether the run succeeds, fails or is interrupted.
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$BENCH_DIR/.." && pwd)
+
+BENCH_TIME=${BENCH_TIME:-20}                      # seconds per sysbench run and for the 2,000-client test
+BENCH_ROUNDS=${BENCH_ROUNDS:-1}                   # repeat the round-robin; the report shows medians
+BENCH_GALEON_READS=${BENCH_GALEON_READS:-writer}  # writer: reads on node1 like HAProxy; readers: node2/node3
+BENCH_WORKLOADS=${BENCH_WORKLOADS:-all}           # comma list of workload ids (see WORKLOADS below)
+BENCH_CONNSCALE=${BENCH_CONNSCALE:-1}             # 0: skip the connection-scale tests
+BENCH_IDLE=${BENCH_IDLE:-5000}                    # idle client connections
+BENCH_CLIENTS=${BENCH_CLIENTS:-2000}              # concurrent point-select clients
+BENCH_SANDBOX=${BENCH_SANDBOX:-bench}
+BENCH_BASE_PORT=${BENCH_BASE_PORT:-7400}          # node i on BENCH_BASE_PORT+i
+BENCH_MAX_CONNECTIONS=${BENCH_MAX_CONNECTIONS:-6000}  # mariadbd max_connections: HAProxy's idle test needs one per client
+# The sandbox's failover-tuned timeouts (suspect after 1 s) evict a node that
+# is merely starved of CPU by the benchmark; on this shared 2-core host
+# Galera threads were seen unscheduled for 11 s. No failover is tested here,
+# so use very generous ones.
+BENCH_PROVIDER_OPTIONS=${BENCH_PROVIDER_OPTIONS:-evs.suspect_timeout=PT30S evs.inactive_timeout=PT60S evs.install_timeout=PT30S evs.keepalive_period=PT1S}
+BENCH_HAPROXY_PORT=${BENCH_HAPROXY_PORT:-7306}
+BENCH_GALEON_PORT=${BENCH_GALEON_PORT:-7433}
+BENCH_GALEON_ADMIN_PORT=${BENCH_GALEON_ADMIN_PORT:-7432}
+BENCH_GALEON_HTTP_PORT=${BENCH_GALEON_HTTP_PORT:-7480}
+BENCH_GALEON_MAX_BACKEND=${BENCH_GALEON_MAX_BACKEND:-50}  # galeon max backend connections per node
+BENCH_GALEON_ADMIN_QUERY=${BENCH_GALEON_ADMIN_QUERY:-SELECT ConnUsed, ConnFree FROM stats_connection_pool}  # integers summed
+GALEON_BIN=${GALEON_BIN:-$ROOT/bin/galeon}
+
+TABLES=4
+TABLE_SIZE=10000
+# id|sysbench test|threads|--db-ps-mode
+WORKLOADS=(
+	"point_select_t8|oltp_point_select|8|disable"
+	"point_select_t64|oltp_point_select|64|disable"
+	"read_only_t8|oltp_read_only|8|disable"
+	"read_only_t64|oltp_read_only|64|disable"
+	"read_write_t16|oltp_read_write|16|disable"
+	"read_write_t16_ps|oltp_read_write|16|auto"
+)
+TARGETS=(direct haproxy galeon)
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+[[ $BENCH_TIME =~ ^[1-9][0-9]*$ ]] || die "BENCH_TIME must be a positive integer (seconds), got '$BENCH_TIME'"
+[[ $BENCH_ROUNDS =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, got '$BENCH_ROUNDS'"
+case $BENCH_GALEON_READS in writer | readers) ;; *) die "BENCH_GALEON_READS must be writer or readers" ;; esac
+for tool in sysbench haproxy mariadb python3 go ss getconf; do
+	command -v "$tool" >/dev/null || die "$tool not found (apt-get install sysbench haproxy mariadb-client iproute2 python3; Go from go.mod)"
+done
+
+# 5,000 idle clients need ~2 fds each in the proxy (HAProxy: client + server
+# socket). Raise the soft limit as far as allowed; children inherit it.
+ulimit -n 65535 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+NOFILE=$(ulimit -n)
+CLK_TCK=$(getconf CLK_TCK)
+
+# ------------------------------------------------------------ state, cleanup
+
+TS=$(date -u +%Y%m%dT%H%M%SZ)
+RESULTS=$BENCH_DIR/results/$TS
+LOGS=$RESULTS/logs
+RAW=$RESULTS/raw.jsonl
+TMP=$(mktemp -d /tmp/galeon-bench.XXXXXX)
+mkdir -p "$LOGS"
+: >"$RAW"
+
+SANDBOX_OWNED=0
+HAPROXY_PID=""
+GALEON_PID=""
+CHILD_PID="" # the sysbench or connscale run in progress
+G=""         # the galeon binary (a private copy)
+START_SECONDS=$SECONDS
+
+# stop_pid PID: TERM, up to 10 s grace, then KILL; only if PID is still our
+# child (guards against a recycled PID).
+stop_pid() {
+	local pid=$1 ppid rest i
+	[[ -n $pid ]] || return 0
+	[[ -r /proc/$pid/stat ]] || return 0
+	read -r rest </proc/"$pid"/stat || return 0
+	rest=${rest##*) }
+	read -r _ ppid _ <<<"$rest"
+	[[ $ppid == "$$" ]] || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+destroy_sandbox() {
+	# `sandbox up` removes the directory itself when it fails.
+	[[ -e /var/tmp/galeon/$BENCH_SANDBOX ]] || SANDBOX_OWNED=0
+	if [[ $SANDBOX_OWNED == 1 ]]; then
+		local f n
+		for f in /var/tmp/galeon/"$BENCH_SANDBOX"/node*/error.log; do
+			[[ -f $f ]] || continue
+			n=$(basename "$(dirname "$f")")
+			tail -n 2000 "$f" >"$LOGS/$n-error.log" 2>/dev/null || true
+		done
+		log "destroying sandbox $BENCH_SANDBOX"
+		"$G" sandbox destroy --name "$BENCH_SANDBOX" >>"$TMP/sandbox.log" 2>&1 ||
+			log "WARNING: sandbox destroy failed: $(tail -n 3 "$TMP/sandbox.log")"
+		SANDBOX_OWNED=0
+	fi
+}
+
+cleanup() {
+	local rc=$?
+	set +e
+	trap - EXIT INT TERM
+	stop_pid "$CHILD_PID"
+	stop_pid "$GALEON_PID"
+	stop_pid "$HAPROXY_PID"
+	destroy_sandbox
+	rm -rf "$TMP"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT
+trap 'log "terminated"; exit 143' TERM
+
+record() { python3 "$BENCH_DIR/report.py" record "$RAW" "$@"; }
+
+# ------------------------------------------------------------ /proc helpers
+
+# Pure bash (no fork): these run every 0.5 s next to the benchmark.
+cpu_ticks() { # utime+stime of PID (all threads), in clock ticks; -1 if gone
+	local line f
+	if [[ -z $1 ]] || ! read -r line 2>/dev/null </proc/"$1"/stat; then
+		REPLY=-1
+		return
+	fi
+	line=${line##*) }
+	read -r -a f <<<"$line"
+	REPLY=$((f[11] + f[12]))
+}
+rss_kib() { # VmRSS of PID in KiB; -1 if gone
+	local k v
+	REPLY=-1
+	[[ -n $1 && -r /proc/$1/status ]] || return 0
+	while read -r k v _; do
+		if [[ $k == VmRSS: ]]; then
+			REPLY=$v
+			return 0
+		fi
+	done </proc/"$1"/status 2>/dev/null || true
+}
+port_listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+# wait_listen PORT PID SECONDS: 0 once PORT listens, 1 if PID exits or time runs out
+wait_listen() {
+	local deadline=$((SECONDS + $3))
+	while ((SECONDS < deadline)); do
+		kill -0 "$2" 2>/dev/null || return 1
+		port_listening "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# ------------------------------------------------------------ preflight
+
+for p in "$BENCH_HAPROXY_PORT" "$BENCH_GALEON_PORT" "$BENCH_GALEON_ADMIN_PORT" "$BENCH_GALEON_HTTP_PORT"; do
+	port_listening "$p" && die "port $p is already in use (set BENCH_*_PORT to move it)"
+done
+if [[ ! -x $GALEON_BIN ]]; then
+	log "building $GALEON_BIN"
+	(cd "$ROOT" && go build -o "$GALEON_BIN" ./cmd/galeon)
+fi
+# A private copy: a concurrent rebuild of bin/galeon cannot change the binary
+# under a running benchmark (and the sandbox is destroyed with the same one).
+cp "$GALEON_BIN" "$TMP/galeon"
+G=$TMP/galeon
+log "building connscale"
+(cd "$ROOT" && go build -o "$TMP/connscale" ./bench/cmd/connscale)
+
+[[ -e /var/tmp/galeon/$BENCH_SANDBOX ]] &&
+	die "sandbox '$BENCH_SANDBOX' already exists (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX"
+
+record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)" \
+	host="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)" \
+	loadavg="$(cut -d' ' -f1-3 /proc/loadavg)" \
+	sysbench="$(sysbench --version 2>&1 | head -n1)" \
+	haproxy="$(haproxy -v 2>&1 | head -n1 | sed 's/ - https.*//')" \
+	mariadb="$( (mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version 2>/dev/null) | head -n1 | sed 's/^.*Ver //')" \
+	bench_time="$BENCH_TIME" rounds="$BENCH_ROUNDS" galeon_reads="$BENCH_GALEON_READS" nofile="$NOFILE" \
+	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" clk_tck="$CLK_TCK"
+
+# ------------------------------------------------------------ sandbox
+
+log "starting sandbox $BENCH_SANDBOX (3 nodes, base port $BENCH_BASE_PORT); results in $RESULTS"
+SANDBOX_OWNED=1
+PROVIDER_ARGS=()
+for o in $BENCH_PROVIDER_OPTIONS; do PROVIDER_ARGS+=(--provider-option "$o"); done
+# Two attempts: on a loaded 2-core host a joiner occasionally fails its state
+# transfer; `up` removes what it started when it fails.
+for attempt in 1 2; do
+	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" \
+		--server-option "max_connections=$BENCH_MAX_CONNECTIONS" >"$TMP/sandbox.log" 2>&1; then
+		break
+	fi
+	tail -n 20 "$TMP/sandbox.log" >&2
+	((attempt < 2)) || die "sandbox up failed twice"
+	log "sandbox up failed; retrying once"
+	if [[ -e /var/tmp/galeon/$BENCH_SANDBOX ]]; then
+		"$G" sandbox destroy --name "$BENCH_SANDBOX" >>"$TMP/sandbox.log" 2>&1 || true
+	fi
+	sleep 5
+done
+while IFS= read -r line; do
+	[[ $line =~ ^(GALEON_[A-Z0-9_]+)=(.*)$ ]] || continue
+	v=${BASH_REMATCH[2]}
+	v=${v#\'} v=${v%\'} v=${v#\"} v=${v%\"}
+	printf -v "${BASH_REMATCH[1]}" '%s' "$v"
+done < <("$G" sandbox env --name "$BENCH_SANDBOX")
+: "${GALEON_SANDBOX_NODES:?sandbox env printed no GALEON_SANDBOX_NODES}"
+: "${GALEON_APP_USER:?}" "${GALEON_APP_PASSWORD:?}"
+IFS=, read -r -a NODES <<<"$GALEON_SANDBOX_NODES"
+((${#NODES[@]} == 3)) || die "expected 3 nodes, got: $GALEON_SANDBOX_NODES"
+NODE1=${NODES[0]}
+
+# node_status HOST:PORT -> "conf_id size status state ready", e.g. "5 3 Primary Synced ON"
+node_status() {
+	MYSQL_PWD=$GALEON_ADMIN_PASSWORD mariadb -h"${1%:*}" -P"${1##*:}" -u"$GALEON_ADMIN_USER" --connect-timeout=3 -N -B -e \
+		"SELECT GROUP_CONCAT(VARIABLE_VALUE ORDER BY VARIABLE_NAME SEPARATOR ' ') FROM information_schema.GLOBAL_STATUS
+		 WHERE VARIABLE_NAME IN ('WSREP_CLUSTER_CONF_ID','WSREP_CLUSTER_SIZE','WSREP_CLUSTER_STATUS','WSREP_LOCAL_STATE_COMMENT','WSREP_READY')" 2>/dev/null ||
+		echo "unreachable"
+}
+# wait_cluster_ready SECONDS: all three nodes Primary, Synced, ready, size 3.
+# Sets CONF_ID to node1's wsrep_cluster_conf_id.
+wait_cluster_ready() {
+	local deadline=$((SECONDS + $1)) n st all warned=0
+	while :; do
+		all=1
+		for n in "${NODES[@]}"; do
+			st=$(node_status "$n")
+			if ! [[ $st =~ ^[0-9]+\ 3\ Primary\ Synced\ ON$ ]]; then all=0; fi
+			if [[ $n == "$NODE1" ]]; then CONF_ID=${st%% *}; fi
+		done
+		((all)) && return 0
+		if ((!warned)); then
+			log "waiting for the cluster to be Primary/Synced on all 3 nodes"
+			warned=1
+		fi
+		((SECONDS < deadline)) || return 1
+		sleep 1
+	done
+}
+
+SB_CONN=(--db-driver=mysql --mysql-user="$GALEON_APP_USER" --mysql-password="$GALEON_APP_PASSWORD" --mysql-db=sbtest
+	--tables=$TABLES --table-size=$TABLE_SIZE)
+
+log "sysbench prepare: $TABLES tables x $TABLE_SIZE rows on node1"
+sysbench oltp_point_select "${SB_CONN[@]}" --mysql-host="${NODE1%:*}" --mysql-port="${NODE1##*:}" --threads=$TABLES \
+	prepare >"$LOGS/prepare.log" 2>&1 || {
+	tail -n 5 "$LOGS/prepare.log" >&2
+	die "sysbench prepare failed"
+}
+wait_cluster_ready 120 || die "cluster not Primary/Synced after prepare"
+
+# ------------------------------------------------------------ HAProxy
+
+HAPROXY_MAXCONN=$(((NOFILE - 200) / 2))
+((HAPROXY_MAXCONN > 20000)) && HAPROXY_MAXCONN=20000
+cat >"$TMP/haproxy.cfg" <<EOF
+# generated by bench/run.sh: plain TCP forwarding to node1
+global
+    nbthread 2
+    maxconn $HAPROXY_MAXCONN
+
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+
+frontend mysql
+    bind 127.0.0.1:$BENCH_HAPROXY_PORT
+    maxconn $HAPROXY_MAXCONN
+    default_backend node1
+
+backend node1
+    server node1 $NODE1 maxconn $HAPROXY_MAXCONN
+EOF
+cp "$TMP/haproxy.cfg" "$LOGS/haproxy.cfg"
+haproxy -c -q -f "$TMP/haproxy.cfg" >"$LOGS/haproxy-check.log" 2>&1 || {
+	cat "$LOGS/haproxy-check.log" >&2
+	die "haproxy rejected its configuration"
+}
+
+start_haproxy() {
+	# -db: foreground, no daemon; the PID we record is haproxy itself.
+	haproxy -db -f "$TMP/haproxy.cfg" >>"$LOGS/haproxy.log" 2>&1 &
+	HAPROXY_PID=$!
+	if ! wait_listen "$BENCH_HAPROXY_PORT" "$HAPROXY_PID" 15; then
+		tail -n 5 "$LOGS/haproxy.log" >&2
+		die "haproxy did not start listening on $BENCH_HAPROXY_PORT"
+	fi
+	log "haproxy listening on 127.0.0.1:$BENCH_HAPROXY_PORT (pid $HAPROXY_PID)"
+}
+stop_haproxy() {
+	stop_pid "$HAPROXY_PID"
+	HAPROXY_PID=""
+}
+
+# ------------------------------------------------------------ galeon
+
+# writer: the app user's default hostgroup is the writer, so galeon sends
+# every statement to node1, as HAProxy -> node1 does (node1 is also the only
+# reader, so nothing else could receive them).
+# readers: default hostgroup "reader": autocommit reads and START TRANSACTION
+# READ ONLY go to node2/node3, writes and transactions to node1 (not
+# like-for-like with HAProxy -> node1).
+if [[ $BENCH_GALEON_READS == writer ]]; then
+	RW=("100 100" "10 0" "10 0")
+	DEFAULT_HG=writer
+else
+	RW=("100 0" "10 100" "10 100")
+	DEFAULT_HG=reader
+fi
+write_galeon_config() { # $1 = app password, $2 = admin password (real ones, or placeholders for the logged copy)
+	cat <<EOF
+# generated by bench/run.sh (BENCH_GALEON_READS=$BENCH_GALEON_READS)
+[proxy]
+listen = "127.0.0.1:$BENCH_GALEON_PORT"
+
+[admin]
+listen = "127.0.0.1:$BENCH_GALEON_ADMIN_PORT"
+http_listen = "127.0.0.1:$BENCH_GALEON_HTTP_PORT"
+user = "admin"
+password = "$2"
+
+[pool]
+max_connections = $BENCH_GALEON_MAX_BACKEND   # per node
+
+[[users]]
+name = "$GALEON_APP_USER"
+password = "$1"
+backend_password = "$1"
+default_hostgroup = "$DEFAULT_HG"
+EOF
+	local i ww rw
+	for i in 0 1 2; do
+		read -r ww rw <<<"${RW[$i]}"
+		cat <<EOF
+
+[[servers]]
+name = "node$((i + 1))"
+address = "${NODES[$i]}"
+writer_weight = $ww
+reader_weight = $rw
+EOF
+	done
+}
+GALEON_ADMIN_PW=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+write_galeon_config "$GALEON_APP_PASSWORD" "$GALEON_ADMIN_PW" >"$TMP/galeon.toml"
+write_galeon_config "<app password>" "<admin password>" >"$LOGS/galeon.toml"
+
+GALEON_STATUS=unknown # ok | unavailable | failed | died
+GALEON_REASON=""
+start_galeon() {
+	if [[ $GALEON_STATUS == unknown ]] && ! "$G" proxy --config "$TMP/galeon.toml" --check-config >"$LOGS/galeon-check.log" 2>&1; then
+		if grep -qi 'unknown command' "$LOGS/galeon-check.log"; then
+			GALEON_STATUS=unavailable
+			GALEON_REASON="bin/galeon has no proxy command yet"
+			log "galeon: not available ($GALEON_REASON)"
+			return 1
+		fi
+		# An older proxy without --check-config falls through to a real start.
+		if ! grep -qi 'flag provided but not defined' "$LOGS/galeon-check.log"; then
+			GALEON_STATUS=failed
+			GALEON_REASON="configuration rejected: $(tr '\n' ' ' <"$LOGS/galeon-check.log" | cut -c1-400)"
+			log "galeon: FAILED: $GALEON_REASON"
+			return 1
+		fi
+	fi
+	"$G" proxy --config "$TMP/galeon.toml" >>"$LOGS/galeon.log" 2>&1 &
+	GALEON_PID=$!
+	if wait_listen "$BENCH_GALEON_PORT" "$GALEON_PID" 30; then
+		GALEON_STATUS=ok
+		log "galeon proxy listening on 127.0.0.1:$BENCH_GALEON_PORT (pid $GALEON_PID)"
+		return 0
+	fi
+	stop_pid "$GALEON_PID"
+	wait "$GALEON_PID" 2>/dev/null || true
+	GALEON_PID=""
+	if grep -qi 'unknown command' "$LOGS/galeon.log"; then
+		GALEON_STATUS=unavailable
+		GALEON_REASON="bin/galeon has no proxy command yet"
+		log "galeon: not available ($GALEON_REASON)"
+	else
+		GALEON_STATUS=failed
+		GALEON_REASON="did not listen on $BENCH_GALEON_PORT within 30 s: $(tail -n 3 "$LOGS/galeon.log" | tr '\n' ' ' | cut -c1-300)"
+		log "galeon: FAILED: $GALEON_REASON"
+	fi
+	return 1
+}
+stop_galeon() {
+	stop_pid "$GALEON_PID"
+	GALEON_PID=""
+}
+
+# ------------------------------------------------------------ runs
+
+start_haproxy
+start_galeon || true
+record kind=target target=direct status=ok
+record kind=target target=haproxy status=ok
+record kind=target target=galeon status="$GALEON_STATUS" reason="$GALEON_REASON"
+
+target_endpoint() { # sets T_HOST T_PORT T_PID for target $1; returns 1 if unusable
+	case $1 in
+	direct) T_HOST=${NODE1%:*} T_PORT=${NODE1##*:} T_PID="" ;;
+	haproxy) T_HOST=127.0.0.1 T_PORT=$BENCH_HAPROXY_PORT T_PID=$HAPROXY_PID ;;
+	galeon)
+		[[ $GALEON_STATUS == ok ]] || return 1
+		T_HOST=127.0.0.1 T_PORT=$BENCH_GALEON_PORT T_PID=$GALEON_PID
+		;;
+	esac
+	if [[ -n $T_PID ]] && ! kill -0 "$T_PID" 2>/dev/null; then
+		return 1
+	fi
+	return 0
+}
+
+# After a run: a proxy that is gone is marked, so later rows say so.
+check_proxy_alive() {
+	if [[ $1 == galeon && $GALEON_STATUS == ok ]] && ! kill -0 "$GALEON_PID" 2>/dev/null; then
+		GALEON_STATUS=died
+		GALEON_REASON="galeon proxy exited during the run: $(tail -n 3 "$LOGS/galeon.log" | tr '\n' ' ' | cut -c1-300)"
+		log "galeon: DIED: $GALEON_REASON"
+		record kind=target target=galeon status=died reason="$GALEON_REASON"
+		GALEON_PID=""
+	fi
+	if [[ $1 == haproxy ]] && ! kill -0 "$HAPROXY_PID" 2>/dev/null; then
+		tail -n 5 "$LOGS/haproxy.log" >&2
+		die "haproxy exited during the run"
+	fi
+}
+
+FAILURES=0
+# run_sysbench ROUND WORKLOAD_ID TEST THREADS PSMODE TARGET ORDER
+run_sysbench() {
+	local round=$1 wid=$2 test=$3 threads=$4 psmode=$5 target=$6 order=$7
+	local meta=(workload="$wid" test="$test" threads="$threads" ps_mode="$psmode" target="$target"
+		round="$round" order="$order" time_s="$BENCH_TIME")
+	local logf="$LOGS/r$round-$wid-$target.log" attempt
+	for attempt in 1 2; do
+		if ! target_endpoint "$target"; then
+			local st=$GALEON_STATUS
+			[[ $target == galeon ]] || st=failed
+			record kind=sysbench "${meta[@]}" status="$st" reason="${GALEON_REASON:-proxy not running}"
+			return 0
+		fi
+		sysbench_once "$wid" "$test" "$threads" "$psmode" "$target" "$logf"
+		check_proxy_alive "$target"
+		# A run that failed while the Galera view changed (a node starved of
+		# CPU long enough to be evicted) says nothing about the proxy: wait
+		# for the cluster and run it once more. The first attempt's log is kept.
+		if [[ $SB_STATUS != ok && $SB_VIEWS != 0 && $attempt == 1 ]]; then
+			log "retrying $wid against $target once the cluster is back (it failed during a Galera view change)"
+			mv "$logf" "${logf%.log}.attempt1.log"
+			continue
+		fi
+		break
+	done
+	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt")
+	if [[ -n $T_PID ]]; then
+		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" clk_tck="$CLK_TCK" rss_peak_kib="$SB_RSS_PEAK")
+	fi
+	python3 "$BENCH_DIR/report.py" record-sysbench "$RAW" "$logf" "${meta[@]}" status="$SB_STATUS" rc="$SB_RC" >&2
+	if [[ $SB_STATUS != ok && $target != galeon ]]; then
+		FAILURES=$((FAILURES + 1))
+	fi
+}
+
+# sysbench_once WID TEST THREADS PSMODE TARGET LOG: one run against
+# T_HOST:T_PORT; sets SB_STATUS (ok|failed|timeout), SB_RC, SB_CPU (proxy
+# clock ticks, -1 unknown), SB_RSS_PEAK (KiB, -1 unknown), SB_VIEWS (node1
+# view changes during the run, -1 unknown).
+sysbench_once() {
+	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6
+	local cpu0 cpu1 timed_out=0 conf0 conf1
+	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1
+	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
+	conf0=$CONF_ID
+	cpu_ticks "$T_PID"
+	cpu0=$REPLY
+	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
+		--threads="$threads" --time="$BENCH_TIME" --report-interval=0 --histogram=on --percentile=99 \
+		--db-ps-mode="$psmode" --rand-type=uniform run >"$logf" 2>&1 &
+	CHILD_PID=$!
+	local deadline=$((SECONDS + BENCH_TIME + 60))
+	while kill -0 "$CHILD_PID" 2>/dev/null; do
+		if [[ -n $T_PID ]]; then
+			rss_kib "$T_PID"
+			if ((REPLY > SB_RSS_PEAK)); then SB_RSS_PEAK=$REPLY; fi
+		fi
+		if ((SECONDS > deadline)); then
+			timed_out=1
+			log "sysbench $wid against $target still running $((BENCH_TIME + 60)) s after start: stopping it"
+			stop_pid "$CHILD_PID"
+			break
+		fi
+		sleep 0.5
+	done
+	wait "$CHILD_PID" 2>/dev/null || SB_RC=$?
+	CHILD_PID=""
+	cpu_ticks "$T_PID"
+	cpu1=$REPLY
+	if ((cpu0 >= 0 && cpu1 >= 0)); then SB_CPU=$((cpu1 - cpu0)); fi
+	conf1=$(node_status "$NODE1")
+	conf1=${conf1%% *}
+	# wsrep_cluster_conf_id counts view changes; a node outside the primary
+	# component reports 2^64-1, hence the length limit.
+	if [[ $conf0 =~ ^[0-9]{1,9}$ && $conf1 =~ ^[0-9]{1,9}$ ]]; then
+		SB_VIEWS=$((conf1 - conf0))
+	fi
+	if [[ $SB_VIEWS != 0 ]]; then
+		log "WARNING: Galera view changed during $wid against $target (node1 conf_id $conf0 -> $conf1)"
+	fi
+	SB_STATUS=ok
+	if ((SB_RC != 0)); then SB_STATUS=failed; fi
+	if ((timed_out)); then SB_STATUS=timeout; fi
+	return 0
+}
+
+selected() {
+	[[ $BENCH_WORKLOADS == all || ",$BENCH_WORKLOADS," == *",$1,"* ]]
+}
+
+# Warm-up (not recorded): buffer pool, proxy pools, sysbench's own start-up.
+for t in "${TARGETS[@]}"; do
+	target_endpoint "$t" || continue
+	log "warm-up: oltp_point_select 8 threads 3 s against $t"
+	sysbench oltp_point_select "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" --threads=8 --time=3 \
+		--db-ps-mode=disable --rand-type=uniform run >"$LOGS/warmup-$t.log" 2>&1 &
+	CHILD_PID=$!
+	wait "$CHILD_PID" || log "warm-up against $t failed: $(tail -n 2 "$LOGS/warmup-$t.log" | tr '\n' ' ')"
+	CHILD_PID=""
+done
+
+for ((round = 1; round <= BENCH_ROUNDS; round++)); do
+	for wi in "${!WORKLOADS[@]}"; do
+		IFS='|' read -r wid test threads psmode <<<"${WORKLOADS[$wi]}"
+		selected "$wid" || continue
+		log "round $round/$BENCH_ROUNDS: $wid ($test, $threads threads, ps-mode $psmode, ${BENCH_TIME}s per target)"
+		# Round-robin, rotated per workload and round: no target always goes first.
+		for k in 0 1 2; do
+			t=${TARGETS[$(((k + wi + round - 1) % 3))]}
+			run_sysbench "$round" "$wid" "$test" "$threads" "$psmode" "$t" "$k"
+		done
+	done
+done
+
+# ------------------------------------------------------------ connection scale
+
+# run_connscale TARGET MODE PID ARGS...: appends connscale's JSON to raw.jsonl
+run_connscale() {
+	local target=$1 mode=$2 pid=$3
+	shift 3
+	local out="$TMP/connscale.out" logf="$LOGS/connscale-$mode-$target.log" rc=0
+	MYSQL_PWD=$GALEON_APP_PASSWORD "$TMP/connscale" -addr "$T_HOST:$T_PORT" -user "$GALEON_APP_USER" -db sbtest \
+		-tables $TABLES -table-size $TABLE_SIZE -pid "$pid" -backends "$GALEON_SANDBOX_NODES" -target "$target" \
+		"$@" >"$out" 2>"$logf" &
+	CHILD_PID=$!
+	local deadline=$((SECONDS + 120 + 30 + BENCH_TIME + 60))
+	while kill -0 "$CHILD_PID" 2>/dev/null; do
+		if ((SECONDS > deadline)); then
+			log "connscale $mode against $target overran: stopping it"
+			stop_pid "$CHILD_PID"
+			break
+		fi
+		sleep 0.5
+	done
+	wait "$CHILD_PID" 2>/dev/null || rc=$?
+	CHILD_PID=""
+	sed 's/^/  /' "$logf" >&2
+	if grep -q '^{' "$out"; then
+		grep '^{' "$out" >>"$RAW"
+	else
+		record kind=connscale mode="$mode" target="$target" status=failed \
+			reason="connscale exited $rc: $(tail -n 2 "$logf" | tr '\n' ' ' | cut -c1-200)"
+	fi
+	check_proxy_alive "$target"
+}
+
+if [[ $BENCH_CONNSCALE == 1 ]]; then
+	# Fresh proxy processes: RSS growth is measured from a clean baseline, not
+	# on a heap already grown by the sysbench runs.
+	log "connection scale: $BENCH_IDLE idle connections through HAProxy"
+	stop_haproxy
+	start_haproxy
+	target_endpoint haproxy
+	run_connscale haproxy idle "$HAPROXY_PID" -idle "$BENCH_IDLE"
+	stop_haproxy
+
+	if [[ $GALEON_STATUS == ok ]]; then
+		admin=(-admin "admin:$GALEON_ADMIN_PW@tcp(127.0.0.1:$BENCH_GALEON_ADMIN_PORT)/" -admin-query "$BENCH_GALEON_ADMIN_QUERY")
+		log "connection scale: $BENCH_IDLE idle connections through galeon"
+		stop_galeon
+		start_galeon || true
+		if target_endpoint galeon; then
+			run_connscale galeon idle "$GALEON_PID" -idle "$BENCH_IDLE" "${admin[@]}"
+		fi
+		log "connection scale: $BENCH_CLIENTS clients x ${BENCH_TIME}s point selects through galeon"
+		stop_galeon
+		start_galeon || true
+		if target_endpoint galeon; then
+			run_connscale galeon clients "$GALEON_PID" -clients "$BENCH_CLIENTS" -duration "${BENCH_TIME}s" "${admin[@]}"
+		fi
+	fi
+	if [[ $GALEON_STATUS != ok ]]; then
+		record kind=connscale mode=idle target=galeon status="$GALEON_STATUS" reason="galeon: not available${GALEON_REASON:+ ($GALEON_REASON)}"
+		record kind=connscale mode=clients target=galeon status="$GALEON_STATUS" reason="galeon: not available${GALEON_REASON:+ ($GALEON_REASON)}"
+	fi
+fi
+
+# ------------------------------------------------------------ teardown, report
+
+stop_galeon
+stop_haproxy
+destroy_sandbox
+record kind=meta elapsed_s="$((SECONDS - START_SECONDS))"
+python3 "$BENCH_DIR/report.py" render "$RESULTS"
+log "report: $RESULTS/report.md (also $BENCH_DIR/results/latest.md)"
+
+# galeon not existing yet is expected; galeon existing but failing, or a
+# direct/HAProxy run failing, is not.
+if [[ $GALEON_STATUS == failed || $GALEON_STATUS == died ]] || ((FAILURES > 0)); then
+	exit 1
+fi
