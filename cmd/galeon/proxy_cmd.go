@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 
@@ -81,6 +82,13 @@ func runProxy(ctx context.Context, args []string) error {
 		return nil
 	}
 	cfg.Admin.User, cfg.Admin.Password = user, password
+	if os.Getenv("GOMAXPROCS") == "" {
+		threads := cfg.Proxy.Threads
+		if threads == 0 {
+			threads = max(1, runtime.NumCPU()/2)
+		}
+		runtime.GOMAXPROCS(threads)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
