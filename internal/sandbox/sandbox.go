@@ -510,3 +510,21 @@ func (sb *Sandbox) rewriteConfigs() error {
 	}
 	return nil
 }
+
+// ForgetState makes a stopped node rejoin by full SST on its next start,
+// as a node with a lost or corrupted datadir would: its grastate.dat is
+// removed, so it has no position to ask IST for. Demos and tests use it
+// to put another node in the donor role for seconds.
+func (sb *Sandbox) ForgetState(name string) error {
+	n, err := sb.Node(name)
+	if err != nil {
+		return err
+	}
+	if sb.pid(n) != 0 {
+		return fmt.Errorf("%s is running: stop or kill it first", n.Name)
+	}
+	if err := os.Remove(sb.grastate(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -326,6 +327,77 @@ func TestHungWriter(t *testing.T) {
 	}
 	checkOneWriter(t, r.nodes["node2"], r.p.View().Load().Epoch-1)
 	t.Logf("reads failed %d of %d; writes failed %d; acknowledged %d; errors %v", l.readErr.Load(), l.readOK.Load(), l.wErr.Load(), len(acks), l.errorsSeen())
+}
+
+// TestDonorIsDrained: a node rejoining by full SST puts another node in
+// the donor role for seconds. With allow_donor = false (the default) and a
+// blocking SST method (rsync), the donor is drained: its reads and, if it
+// is the writer, its writes move elsewhere, with no client error.
+func TestDonorIsDrained(t *testing.T) {
+	r := newRig(t, nil)
+	var mu sync.Mutex
+	seen := map[string]bool{} // "node state reason" observed
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, s := range r.p.View().Load().Servers {
+				if strings.HasPrefix(s.Reason, "donor") {
+					mu.Lock()
+					seen[s.Name+" "+s.State()+" "+s.Reason] = true
+					mu.Unlock()
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	l := startLoad(t, r.db, 2, 6, true)
+	if err := r.sb.StopNode(context.Background(), "node3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.sb.ForgetState("node3"); err != nil {
+		t.Fatal(err)
+	}
+	_, off := r.sb.ErrorLogSince("node3", 0)
+	if err := r.sb.StartNode(context.Background(), "node3"); err != nil {
+		t.Fatal(err)
+	}
+	lines, _ := r.sb.ErrorLogSince("node3", off)
+	sst := false
+	for _, line := range lines {
+		if strings.Contains(line, "SST received") || strings.Contains(line, "State transfer required") {
+			sst = true
+		}
+	}
+	if !sst {
+		t.Fatalf("node3 did not rejoin by SST; the test needs a donor")
+	}
+	r.waitState(t, "node3", "ONLINE", 30*time.Second)
+	time.Sleep(time.Second)
+	acks := l.finish()
+	close(stop)
+	<-watched
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatalf("no node was ever seen in the donor role during node3's SST")
+	}
+	for k := range seen {
+		if !strings.Contains(k, " DRAINING donor") {
+			t.Errorf("donor seen as %q, want DRAINING (allow_donor = false, rsync blocks)", k)
+		}
+	}
+	if n := l.readErr.Load() + l.wErr.Load(); n != 0 {
+		t.Errorf("%d client errors while a donor was drained: %v", n, l.errorsSeen())
+	}
+	t.Logf("donor states seen: %v; reads %d, writes acknowledged %d", seen, l.readOK.Load(), len(acks))
+	checkOneWriter(t, r.nodes["node2"], r.p.View().Load().Epoch-1)
 }
 
 // waitPrimaryWithout waits until survivor reports a Primary component of
