@@ -48,10 +48,10 @@ type Proxy struct {
 	// 0: half the machine's cores, at least 1. The proxy shares the machine
 	// with clients and often databases; on 2 cores one scheduler thread
 	// measured 0.94-1.05x HAProxy at 64 clients, two only 0.74-0.80x.
-	Threads int `toml:"threads"`
-	TLSCert       string   `toml:"tls_cert"`
-	TLSKey        string   `toml:"tls_key"`
-	RequireTLS    bool     `toml:"require_tls"`
+	Threads    int    `toml:"threads"`
+	TLSCert    string `toml:"tls_cert"`
+	TLSKey     string `toml:"tls_key"`
+	RequireTLS bool   `toml:"require_tls"`
 	// RSAKey is a PEM private key for caching_sha2_password full
 	// authentication without TLS; generated at start when empty.
 	RSAKey string `toml:"rsa_key"`
