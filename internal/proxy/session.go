@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -358,8 +357,4 @@ func (s *session) resetState() {
 	s.stmts = map[uint32]*clientStmt{}
 	s.longData = false
 	s.multiStmts = s.caps.Has(mysqlproto.ClientMultiStatements)
-}
-
-func (s *session) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), s.p.cfg.Proxy.NoBackendWait.D())
 }

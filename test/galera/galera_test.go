@@ -205,7 +205,7 @@ func TestPlannedWorkCostsNothing(t *testing.T) {
 	if err := r.p.Switchover("node3"); err != nil {
 		t.Fatal(err)
 	}
-	took = r.waitWriter(t, "node3", 15*time.Second)
+	r.waitWriter(t, "node3", 15*time.Second)
 	t.Logf("FIGURE switchover node1 -> node3: %s", time.Since(start).Round(time.Millisecond))
 	time.Sleep(time.Second)
 
