@@ -1,0 +1,73 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGraStateAndBootstrapChoice(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := write("g1", "# GALERA saved state\nversion: 2.1\nuuid:    6b0e1c7a-1111-11ef-8000-000000000001\nseqno:   42\nsafe_to_bootstrap: 0\n")
+	g, err := readGraState(p)
+	if err != nil || g.Seqno != 42 || g.SafeToBootstrap || !strings.HasPrefix(g.UUID, "6b0e1c7a") {
+		t.Fatalf("readGraState = %+v, %v", g, err)
+	}
+	if err := setSafeToBootstrap(p); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := readGraState(p); !g.SafeToBootstrap || g.Seqno != 42 {
+		t.Fatalf("after setSafeToBootstrap: %+v", g)
+	}
+	nodes := []Node{{Name: "node1"}, {Name: "node2"}, {Name: "node3"}}
+	cases := []struct {
+		states map[string]GraState
+		want   string
+	}{
+		{map[string]GraState{"node1": {Seqno: 10}, "node2": {Seqno: 12}, "node3": {Seqno: 11}}, "node2"},
+		{map[string]GraState{"node1": {Seqno: 12}, "node2": {Seqno: 12, SafeToBootstrap: true}, "node3": {Seqno: 12}}, "node2"},
+		{map[string]GraState{"node1": {Seqno: 12}, "node2": {Seqno: 12}, "node3": {Seqno: 12}}, "node1"},
+		{map[string]GraState{"node1": {Seqno: -1}, "node2": {Seqno: 5}, "node3": {Seqno: -1}}, "node2"},
+	}
+	for i, c := range cases {
+		if got := chooseBootstrap(nodes, c.states).Name; got != c.want {
+			t.Errorf("case %d: bootstrap %s, want %s", i, got, c.want)
+		}
+	}
+}
+
+func TestMyCnfKeepsNodesApart(t *testing.T) {
+	s := &State{Name: "demo", Dir: "/var/tmp/galeon/demo", BasePort: 4400, SSTMethod: "rsync",
+		ProviderOptions: map[string]string{"evs.suspect_timeout": "PT2S"}, ServerOptions: map[string]string{"max_connections": "50"}}
+	s.Nodes = []Node{newNode(4400, 1), newNode(4400, 2)}
+	cnf := s.myCnf(s.Nodes[1])
+	for _, want := range []string{
+		"port = 4402", "wsrep_node_address = 127.0.0.1:4502", "ist.recv_addr=127.0.0.1:4602", "wsrep_sst_receive_address = 127.0.0.1:4702",
+		"gmcast.listen_addr=tcp://127.0.0.1:4502", "wsrep_cluster_address = gcomm://127.0.0.1:4501,127.0.0.1:4502",
+		"evs.suspect_timeout=PT2S", "evs.inactive_timeout=PT3S", "max_connections = 50", "datadir = /var/tmp/galeon/demo/node2/data",
+	} {
+		if !strings.Contains(cnf, want) {
+			t.Errorf("my.cnf of node2 lacks %q:\n%s", want, cnf)
+		}
+	}
+}
+
+func TestPhasesAreOrdered(t *testing.T) {
+	r1, _ := phase("WSREP: Prepared SST request: rsync|127.0.0.1:4703/rsync_sst")
+	r2, _ := phase("WSREP: SST received: 6b0e:42")
+	r3, p3 := phase("WSREP: Synchronized with group, ready for connections")
+	if !(r1 < r2 && r2 < r3) || p3 != "synced" {
+		t.Errorf("phase ranks %d %d %d (%s)", r1, r2, r3, p3)
+	}
+	if r, _ := phase("some unrelated line"); r != -1 {
+		t.Errorf("unrelated line ranked %d", r)
+	}
+}
