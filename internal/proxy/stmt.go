@@ -211,6 +211,18 @@ func (s *session) comStmtExecute(pkt []byte) error {
 	if ex.OpensCursor() && !res.isErr {
 		s.pin(c, "cursor")
 	}
+	if class.Kind == sqlclass.Set && !res.isErr {
+		// A SET sent as a prepared statement changes the session like a
+		// plain one. Without parameters it replays as text; with them its
+		// values are only in the binary packet, so the session is pinned.
+		if as, err := sqlclass.ParseSet(cs.sql); err == nil && cs.numParams == 0 {
+			if !s.recordSet(as, c) {
+				s.pin(c, "user variables")
+			}
+		} else {
+			s.pin(c, "SET with parameters, sent as a prepared statement")
+		}
+	}
 	s.longData = false
 	s.after(c, class, res)
 	if hg == "held" {

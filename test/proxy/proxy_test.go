@@ -261,6 +261,43 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("SET sent as a prepared statement is tracked", func(t *testing.T) {
+		conn := pinConn(t, pt.db(t, nil))
+		set, err := conn.PrepareContext(context.Background(), "SET SESSION sql_mode = 'ANSI_QUOTES'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := set.ExecContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		set.Close()
+		nodes := map[string]bool{}
+		for i := 0; i < 30; i++ {
+			var node, mode string
+			if err := conn.QueryRowContext(context.Background(), "SELECT @@wsrep_node_name, @@sql_mode").Scan(&node, &mode); err != nil {
+				t.Fatal(err)
+			}
+			nodes[node] = true
+			if mode != "ANSI_QUOTES" {
+				t.Fatalf("read %d on %s: sql_mode %q after a prepared SET, want ANSI_QUOTES", i, node, mode)
+			}
+		}
+		if len(nodes) < 2 {
+			t.Errorf("reads stayed on %v: replay of the prepared SET was not exercised", nodes)
+		}
+		// With a parameter the value is only in the binary packet: the
+		// session is pinned, and the setting holds.
+		conn2 := pinConn(t, pt.db(t, nil))
+		if _, err := conn2.ExecContext(context.Background(), "SET SESSION sql_mode = ?", "NO_ZERO_DATE"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 10; i++ {
+			if got := str(t, conn2, "SELECT @@sql_mode"); got != "NO_ZERO_DATE" {
+				t.Fatalf("read %d: sql_mode %q after a prepared SET with a parameter", i, got)
+			}
+		}
+	})
+
 	t.Run("multi-statements and multiple result sets", func(t *testing.T) {
 		mdb := pt.db(t, func(c *mysql.Config) { c.MultiStatements = true })
 		mustExec(t, mdb, "INSERT INTO app.w (node, v) VALUES ('m', 1); INSERT INTO app.w (node, v) VALUES ('m', 2)")
