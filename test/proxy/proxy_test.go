@@ -396,6 +396,8 @@ c.close()
 
 	t.Run("COM_CHANGE_USER and COM_RESET_CONNECTION", func(t *testing.T) { testChangeUserAndResetConnection(t, pt) })
 
+	t.Run("TLS and caching_sha2_password", func(t *testing.T) { testTLS(t, pt) })
+
 	t.Run("errors", func(t *testing.T) { testErrors(t, pt, db) })
 }
 
