@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -324,6 +325,13 @@ func (sb *Sandbox) StartNode(ctx context.Context, name string) error {
 	// the group churn for tens of seconds, so wait for the view to settle.
 	if err := sb.WaitClusterSize(ctx, len(running)); err != nil {
 		return fmt.Errorf("cluster not settled before %s rejoins: %w", n.Name, err)
+	}
+	// gvwstate.dat (the last primary view, kept for pc.recovery of a whole
+	// cluster) is stale when the node joins a running cluster; restoring
+	// it made rejoins after kill -9 churn ("inconsistent to restored
+	// view").
+	if err := os.Remove(filepath.Join(sb.dataDir(n), "gvwstate.dat")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	return sb.startAndWait(ctx, n, false)
 }

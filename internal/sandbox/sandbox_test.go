@@ -52,7 +52,7 @@ func TestMyCnfKeepsNodesApart(t *testing.T) {
 	for _, want := range []string{
 		"port = 4402", "wsrep_node_address = 127.0.0.1:4502", "ist.recv_addr=127.0.0.1:4602", "wsrep_sst_receive_address = 127.0.0.1:4702",
 		"gmcast.listen_addr=tcp://127.0.0.1:4502", "wsrep_cluster_address = gcomm://127.0.0.1:4501,127.0.0.1:4502",
-		"evs.suspect_timeout=PT2S", "evs.inactive_timeout=PT3S", "max_connections = 50", "datadir = /var/tmp/galeon/demo/node2/data",
+		"evs.suspect_timeout=PT2S", "evs.inactive_timeout=PT6S", "max_connections = 50", "datadir = /var/tmp/galeon/demo/node2/data",
 	} {
 		if !strings.Contains(cnf, want) {
 			t.Errorf("my.cnf of node2 lacks %q:\n%s", want, cnf)

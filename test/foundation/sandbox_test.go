@@ -61,6 +61,11 @@ func TestSandboxLifecycle(t *testing.T) {
 		}
 		killed := time.Now()
 		for _, n := range []string{"node1", "node2"} {
+			defer func() {
+				if t.Failed() {
+					t.Logf("%s log after the kill:\n%s", n, sb.LogTail(n, 60))
+				}
+			}()
 			sandboxtest.Eventually(t, 30*time.Second, n+" sees size 2", func() error {
 				size := sandboxtest.Status(t, sb, n, "wsrep_cluster_size")
 				status := sandboxtest.Status(t, sb, n, "wsrep_cluster_status")
