@@ -1,11 +1,6 @@
 package sandbox
 
-import (
-	"context"
-	"errors"
-
-	"github.com/go-sql-driver/mysql"
-)
+import "context"
 
 // NodeStatus is one node's process and Galera state.
 type NodeStatus struct {
@@ -42,8 +37,4 @@ func (sb *Sandbox) Status(ctx context.Context) []NodeStatus {
 		out = append(out, ns)
 	}
 	return out
-}
-
-func asMySQLError(err error, target **mysql.MySQLError) bool {
-	return errors.As(err, target)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/wsrepview"
 )
 
 // waitSynced waits until node n (process pid) is Synced in a Primary
@@ -126,26 +129,14 @@ func (sb *Sandbox) wsrepStatus(ctx context.Context, n Node) (map[string]string, 
 	}
 	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	rows, err := db.QueryContext(qctx, "SHOW GLOBAL STATUS LIKE 'wsrep%'")
-	if err != nil {
-		var me *mysql.MySQLError
-		// Before the sandbox accounts exist the server answers 1130 (host
-		// not allowed) or 1045 (access denied): ask over the socket.
-		if asMySQLError(err, &me) && (me.Number == 1045 || me.Number == 1130) {
-			return sb.wsrepStatusSocket(qctx, n)
-		}
-		return nil, err
+	sample := wsrepview.Fetch(qctx, n.Name, db)
+	var me *mysql.MySQLError
+	// Before the sandbox accounts exist the server answers 1130 (host not
+	// allowed) or 1045 (access denied): ask over the socket.
+	if errors.As(sample.Err, &me) && (me.Number == 1045 || me.Number == 1130) {
+		return sb.wsrepStatusSocket(qctx, n)
 	}
-	defer rows.Close()
-	st := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		st[strings.ToLower(k)] = v
-	}
-	return st, rows.Err()
+	return sample.Vars, sample.Err
 }
 
 func (sb *Sandbox) wsrepStatusSocket(ctx context.Context, n Node) (map[string]string, error) {
