@@ -96,19 +96,23 @@ func (p *Pool) Server() ServerInfo { return p.server }
 func (p *Pool) TryIdle(prof Profile) *Conn {
 	p.mu.Lock()
 	list := p.idle[prof]
-	if len(list) == 0 {
+	if len(list) == 0 || time.Since(list[len(list)-1].lastUsed) > p.opts.PingAfterIdle {
 		p.mu.Unlock()
-		return nil
+		return nil // none, or one Get must ping first
 	}
-	c := list[len(list)-1]
-	if time.Since(c.lastUsed) > p.opts.PingAfterIdle {
-		p.mu.Unlock()
-		return nil // let Get ping it
-	}
-	p.idle[prof] = list[:len(list)-1]
-	p.inUse[c] = struct{}{}
+	c := p.popIdleLocked(prof)
 	p.mu.Unlock()
 	p.markUsed()
+	return c
+}
+
+// popIdleLocked takes the most recently used idle connection of prof
+// (p.mu held, the list not empty) and records it as in use.
+func (p *Pool) popIdleLocked(prof Profile) *Conn {
+	list := p.idle[prof]
+	c := list[len(list)-1]
+	p.idle[prof] = list[:len(list)-1]
+	p.inUse[c] = struct{}{}
 	return c
 }
 
@@ -121,10 +125,8 @@ var ErrPoolFull = errors.New("connection limit reached")
 func (p *Pool) Get(ctx context.Context, prof Profile) (*Conn, error) {
 	for {
 		p.mu.Lock()
-		if list := p.idle[prof]; len(list) > 0 {
-			c := list[len(list)-1]
-			p.idle[prof] = list[:len(list)-1]
-			p.inUse[c] = struct{}{}
+		if len(p.idle[prof]) > 0 {
+			c := p.popIdleLocked(prof)
 			p.mu.Unlock()
 			if time.Since(c.lastUsed) > p.opts.PingAfterIdle {
 				if err := c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}); err != nil {

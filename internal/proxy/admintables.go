@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -149,7 +150,7 @@ func (p *Proxy) usersTable() admin.Table {
 		for _, u := range m {
 			out = append(out, u)
 		}
-		sortUsers(out)
+		sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 		return out
 	}
 	return admin.Table{

@@ -178,12 +178,14 @@ func (p *Proxy) Switchover(node string) error {
 	snap := p.view.Load()
 	w, _ := snap.Writer()
 	if node == "" {
+		// The policy's own next choice: the best fit node but the writer.
+		others := make([]topology.Server, 0, len(snap.Servers))
 		for _, s := range snap.Servers {
-			if s.Name != w.Name && s.Online && s.WriterWeight > 0 && !s.ReadOnly && (node == "" || s.WriterWeight > mustServer(snap, node).WriterWeight) {
-				node = s.Name
+			if s.Name != w.Name {
+				others = append(others, s)
 			}
 		}
-		if node == "" {
+		if node = topology.StickyHighestWeight(others, ""); node == "" {
 			return mysqlproto.NewSQLError(mysqlproto.ErGaleonNoBackend, "no other node can take the writer role now")
 		}
 	}
@@ -196,9 +198,4 @@ func (p *Proxy) Switchover(node string) error {
 	p.galera.mu.Unlock()
 	// Re-run the policy with the preference.
 	return p.view.Update(func(*topology.Server) error { return nil })
-}
-
-func mustServer(s *topology.Snapshot, name string) topology.Server {
-	srv, _ := s.Server(name)
-	return srv
 }

@@ -119,28 +119,21 @@ func asSQLError(err error) *mysqlproto.SQLError {
 }
 
 // acquire returns a backend connection for hostgroup with the session's
-// state applied, waiting up to proxy.no_backend_timeout for a node. A node
-// that fails to connect is reported down and the next one is tried.
-// exclude skips a node (retry after it failed).
-func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, error) {
-	if len(exclude) == 0 {
-		// Fast path: an idle connection of the chosen node.
-		snap := s.p.view.Load()
-		if srv, ok := pick(snap, hostgroup); ok {
-			if c := s.p.pools[srv.Name].TryIdle(s.prof); c != nil {
-				if err := s.sync(c); err == nil {
-					s.claim(c, hostgroup, snap)
-					return c, nil
-				} else if !c.Broken() {
-					s.release(c)
-					return nil, err
-				}
-				s.discard(c)
+// state applied, waiting up to proxy.no_backend_timeout for a node (longer
+// while a writer switch pauses writes). A node that fails to connect is
+// reported down and the next one is tried.
+func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
+	// Fast path: an idle connection of the chosen node, no timer.
+	snap := s.p.view.Load()
+	if srv, ok := pick(snap, hostgroup); ok {
+		if c := s.p.pools[srv.Name].TryIdle(s.prof); c != nil {
+			if c, err := s.ready(c, hostgroup, snap); c != nil || err != nil {
+				return c, err
 			}
 		}
 	}
 	wait := s.p.cfg.Proxy.NoBackendWait.D()
-	if hostgroup == config.HostgroupWriter && s.p.view.Load().Pending != "" {
+	if hostgroup == config.HostgroupWriter && snap.Pending != "" {
 		// A writer switch is in progress: writes pause until it is done
 		// (at most drain_grace) instead of failing.
 		wait += s.p.cfg.Galera.DrainGrace.D()
@@ -149,34 +142,14 @@ func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, e
 	defer cancel()
 	var lastErr error
 	for {
-		snap := s.p.view.Load()
-		srv, ok := pick(snap, hostgroup)
-		if ok && len(exclude) > 0 && srv.Name == exclude[0] {
-			// One retry elsewhere: take any other node of the hostgroup.
-			ok = false
-			for _, cand := range snap.Servers {
-				w := cand.ReaderWeight
-				if hostgroup == config.HostgroupWriter {
-					w = cand.WriterWeight
-				}
-				if cand.Online && w > 0 && cand.Name != exclude[0] {
-					srv, ok = cand, true
-					break
-				}
-			}
-		}
-		if ok {
+		snap = s.p.view.Load()
+		if srv, ok := pick(snap, hostgroup); ok {
 			c, err := s.p.pools[srv.Name].Get(ctx, s.prof)
 			if err == nil {
-				if err = s.sync(c); err == nil {
-					s.claim(c, hostgroup, snap)
-					return c, nil
+				if c, err = s.ready(c, hostgroup, snap); c != nil || err != nil {
+					return c, err
 				}
-				if !c.Broken() {
-					s.release(c)
-					return nil, err
-				}
-				s.discard(c)
+				err = errSyncBroke
 			}
 			lastErr = err
 			if !errors.Is(err, backend.ErrPoolFull) {
@@ -196,6 +169,27 @@ func (s *session) acquire(hostgroup string, exclude ...string) (*backend.Conn, e
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// errSyncBroke: the connection broke while the session state was applied.
+const errSyncBroke = protoErr("connection lost while applying the session state")
+
+// ready applies the session state to a borrowed connection. It returns the
+// connection on success; the server's error (connection released) if the
+// state was refused; or neither (connection discarded) if it broke, so the
+// caller tries another.
+func (s *session) ready(c *backend.Conn, hostgroup string, snap *topology.Snapshot) (*backend.Conn, error) {
+	err := s.sync(c)
+	switch {
+	case err == nil:
+		s.claim(c, hostgroup, snap)
+		return c, nil
+	case !c.Broken():
+		s.release(c)
+		return nil, err
+	}
+	s.discard(c)
+	return nil, nil
 }
 
 // claim records a connection taken as writer, with the writer epoch, so

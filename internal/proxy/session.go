@@ -333,14 +333,12 @@ func (s *session) releaseAll() {
 	if s.held != nil {
 		c := s.held
 		s.held, s.hold = nil, holdNone
-		if s.inTxOn(c) {
-			c.Dirty = true
+		if s.hold == holdTx {
+			c.Dirty = true // an open transaction must not reach another session
 		}
 		s.release(c)
 	}
 }
-
-func (s *session) inTxOn(c *backend.Conn) bool { return s.hold == holdTx }
 
 // resetState is COM_RESET_CONNECTION: the session is as after login.
 func (s *session) resetState() {

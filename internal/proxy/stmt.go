@@ -158,11 +158,6 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 	return s.pc.Flush()
 }
 
-// stmtConn returns the connection an execution of cs runs on.
-func (s *session) stmtConn(cs *clientStmt) (*backend.Conn, string, error) {
-	return s.connFor(cs.sql, cs.class)
-}
-
 func (s *session) lookupStmt(pkt []byte) (*clientStmt, error) {
 	id, err := mysqlproto.StatementID(pkt)
 	if err != nil {
@@ -185,7 +180,7 @@ func (s *session) comStmtExecute(pkt []byte) error {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_STMT_EXECUTE: %v", err))
 	}
 	start := time.Now()
-	c, hg, err := s.stmtConn(cs)
+	c, hg, err := s.connFor(cs.sql, cs.class)
 	if err != nil {
 		return s.sendErr(asSQLError(err))
 	}
@@ -276,7 +271,7 @@ func (s *session) comStmtSendLongData(pkt []byte) error {
 	if err != nil {
 		return nil // COM_STMT_SEND_LONG_DATA has no response, even on error
 	}
-	c, _, err := s.stmtConn(cs)
+	c, _, err := s.connFor(cs.sql, cs.class)
 	if err != nil {
 		return nil
 	}

@@ -56,11 +56,3 @@ func newUser(u config.User) *user {
 }
 
 func (u *user) hostgroup() string { return *u.defaultHostgroup.Load() }
-
-func sortUsers(us []*user) {
-	for i := 1; i < len(us); i++ {
-		for j := i; j > 0 && us[j].name < us[j-1].name; j-- {
-			us[j], us[j-1] = us[j-1], us[j]
-		}
-	}
-}

@@ -95,11 +95,10 @@ func Compute(prev *Sample, cur Sample) Row {
 // "Joining: receiving State Transfer" becomes "Join:SST-rx".
 func ShortState(s string) string {
 	switch {
-	case s == "Synced", s == "Joined", s == "Donor/Desynced":
-		if s == "Donor/Desynced" {
-			return "Donor"
-		}
+	case s == "Synced", s == "Joined":
 		return s
+	case s == "Donor/Desynced":
+		return "Donor"
 	case strings.HasPrefix(s, "Joining: receiving"):
 		return "Join:SST-rx"
 	case strings.HasPrefix(s, "Joining: preparing"):
