@@ -298,9 +298,10 @@ func endOfAssignment(t *Tokenizer) (done bool, err error) {
 	return true, &SetError{Offset: tok.Start, Reason: "expected , or end of statement"}
 }
 
-// parseSetValue reads an expression up to the next top-level ',' or ';' or
-// the end of input, leaving t before that terminator, and returns its text
-// as written. Parentheses must balance. A value that an executable-comment
+// parseSetValue reads an expression up to the next top-level ',', any ';'
+// (the server ends a statement there whatever the nesting, as Classify
+// does) or the end of input, leaving t before that terminator, and returns
+// its text as written. Parentheses must balance. A value that an executable-comment
 // marker cuts through is refused: its text would not replay.
 func parseSetValue(t *Tokenizer) (string, error) {
 	src := t.src
@@ -310,7 +311,7 @@ func parseSetValue(t *Tokenizer) (string, error) {
 	for {
 		la := *t
 		tok := la.Next()
-		if tok.Kind == TokEOF || (depth == 0 && (tok.is(src, ",") || tok.is(src, ";"))) {
+		if tok.Kind == TokEOF || tok.is(src, ";") || (depth == 0 && tok.is(src, ",")) {
 			break
 		}
 		*t = la
