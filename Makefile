@@ -43,7 +43,7 @@ lint:
 	$(GOBIN_DIR)/staticcheck ./...
 
 unit:
-	$(GO) test -count=1 -timeout 10m $$($(GO) list ./... | grep -v /test/)
+	@set -o pipefail; $(GO) test -json -count=1 -timeout 10m $$($(GO) list ./... | grep -v /test/) 2>&1 | $(GO) run ./scripts/testreport -brief -log /tmp/galeon-unit.log
 
 # Each fuzz target runs a bounded number of executions (a count, not a
 # duration: a duration can end mid-run and Go then reports "context deadline
@@ -58,9 +58,11 @@ fuzz:
 	done
 
 # Integration tests start real sandboxes: one package at a time, so two
-# clusters never compete for the 2 cores.
+# clusters never compete for the 2 cores. scripts/testreport streams a short
+# log, keeps the whole one in /tmp/galeon-integration.log and ends with the
+# failing tests and their messages, where a CI page's tail shows them.
 integration: build
-	$(GO) test -count=1 -p 1 -timeout 45m -v ./test/... 2>&1 | tee /tmp/galeon-integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)|_test.go' ; exit $${PIPESTATUS[0]}
+	@set -o pipefail; $(GO) test -json -count=1 -p 1 -timeout 45m ./test/... 2>&1 | $(GO) run ./scripts/testreport -log /tmp/galeon-integration.log
 
 ## bench: direct vs HAProxy vs galeon on a private sandbox (~8 min); report in bench/results/latest.md
 bench: deps build

@@ -16,7 +16,21 @@ func Classify(sql string) Result {
 // classifyStmt classifies the statement starting at t and consumes it up
 // to and including its terminating top-level ';'. It returns the result and
 // the offset where the statement text ends (the ';' or the end of input).
+//
+// A routing hint counts wherever it appears in the statement; the first one
+// wins.
 func classifyStmt(t *Tokenizer) (Result, int) {
+	t.hasHint = false
+	r, end := classifyTokens(t)
+	if t.hasHint {
+		r.addHint(t.src, t.hint)
+	}
+	return r, end
+}
+
+// classifyTokens is classifyStmt without the hints found past the first
+// keyword.
+func classifyTokens(t *Tokenizer) (Result, int) {
 	src := t.src
 	var r Result
 

@@ -115,8 +115,13 @@ var classifyTests = []struct {
 	{"/* x */ /* galeon:writer */ SELECT 1", view{Kind: Select, Hint: HintWriter}},
 	{"/* galeon:reader */ /* galeon:writer */ SELECT 1", view{Kind: Select, Hint: HintReader}},
 	{"(/* galeon:writer */ SELECT 1)", view{Kind: Select, Hint: HintWriter}},
-	{"SELECT 1 /* galeon:writer */", view{Kind: Select}},
-	{"SELECT a, /* galeon:writer */ b FROM t", view{Kind: Select}},
+	// A hint counts anywhere in the statement, as MaxScale's do; the
+	// first one wins.
+	{"SELECT 1 /* galeon:writer */", view{Kind: Select, Hint: HintWriter}},
+	{"SELECT a, /* galeon:writer */ b FROM t", view{Kind: Select, Hint: HintWriter}},
+	{"SELECT COUNT(*) FROM w WHERE node='x' -- galeon:writer", view{Kind: Select, Hint: HintWriter}},
+	{"SELECT /* galeon:reader */ a FROM t /* galeon:writer */", view{Kind: Select, Hint: HintReader}},
+	{"SELECT a FROM t /* galeon:bogus */", view{Kind: Select}},
 	{"SELECT '/* galeon:writer */'", view{Kind: Select}},
 	{"/*+ galeon:writer */ SELECT 1", view{Kind: Select}},
 	{"SELECT /*+ MAX_EXECUTION_TIME(100) */ 1", view{Kind: Select}},

@@ -80,6 +80,11 @@ type Tokenizer struct {
 	// closers). A parser that slices source text between two tokens checks
 	// it did not change, or the slice would hold half a comment.
 	marks int
+	// hint is the first galeon routing hint among the comments skipped
+	// since hint was last cleared (hasHint says whether there is one), so
+	// that a hint anywhere in a statement is seen: "SELECT ... /* galeon:writer */".
+	hint    Token
+	hasHint bool
 	// last is the previous token returned, used to tell account names
 	// ('user'@'host') from user variables and t.1col from .5.
 	last Token
@@ -135,6 +140,7 @@ func (t *Tokenizer) next() Token {
 			if t.keepComments {
 				return Token{Kind: TokComment, Start: start, End: t.pos}
 			}
+			t.noteSkipped(start, t.pos)
 			continue
 		case c == '*' && t.inExec && peek(src, start+1) == '/':
 			t.pos = start + 2
@@ -150,9 +156,20 @@ func (t *Tokenizer) next() Token {
 			if t.keepComments {
 				return Token{Kind: TokComment, Start: start, End: end}
 			}
+			t.noteSkipped(start, end)
 			continue
 		}
 		return t.scan(start, c)
+	}
+}
+
+// noteSkipped remembers the first skipped comment that is a routing hint.
+func (t *Tokenizer) noteSkipped(start, end int) {
+	if t.hasHint {
+		return
+	}
+	if h, _ := parseHint(t.src[start:end]); h != HintNone {
+		t.hint, t.hasHint = Token{Kind: TokComment, Start: start, End: end}, true
 	}
 }
 
