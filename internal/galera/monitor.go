@@ -60,6 +60,35 @@ type Monitor struct {
 	OnUpdate func(map[string]Health)
 
 	kick map[string]chan struct{}
+
+	mu     sync.Mutex
+	checks map[string]Check
+}
+
+// Check is the latest poll of one node as operators see it: when it ran,
+// how long the round trip took, what the node said and what galeon made
+// of it.
+type Check struct {
+	Node    string
+	At      time.Time
+	Latency time.Duration
+	Err     string            // the poll's error, if it failed
+	Vars    map[string]string // status and variables as read (last good poll)
+	Health  Health
+}
+
+// Checks returns the latest check of every node that has been polled, in
+// the order the nodes were given.
+func (m *Monitor) Checks() []Check {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Check, 0, len(m.checks))
+	for _, n := range m.nodes {
+		if c, ok := m.checks[n.Name]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // NewMonitor creates a monitor for nodes.
@@ -70,7 +99,7 @@ func NewMonitor(cfg MonitorConfig, nodes []Node) *Monitor {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 300 * time.Millisecond
 	}
-	m := &Monitor{cfg: cfg, nodes: nodes, kick: map[string]chan struct{}{}}
+	m := &Monitor{cfg: cfg, nodes: nodes, kick: map[string]chan struct{}{}, checks: map[string]Check{}}
 	for _, n := range nodes {
 		m.kick[n.Name] = make(chan struct{}, 1)
 	}
@@ -89,8 +118,10 @@ func (m *Monitor) Check(name string) {
 }
 
 type result struct {
-	node string
-	s    Sample
+	node    string
+	s       Sample
+	at      time.Time
+	latency time.Duration
 }
 
 // Run polls until ctx ends.
@@ -124,10 +155,32 @@ func (m *Monitor) Run(ctx context.Context) {
 				view[k] = v
 			}
 			Reconcile(view)
+			m.record(r, view)
 			if changed(published, view) && m.OnUpdate != nil {
 				published = view
 				m.OnUpdate(view)
 			}
+		}
+	}
+}
+
+// record keeps the latest check of r's node, with the reconciled health
+// of every node (Reconcile can change a node other than r's).
+func (m *Monitor) record(r result, view map[string]Health) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.checks[r.node]
+	c.Node, c.At, c.Latency, c.Err = r.node, r.at, r.latency, ""
+	if r.s.Err != nil {
+		c.Err = r.s.Err.Error()
+	} else {
+		c.Vars = r.s.Vars
+	}
+	m.checks[r.node] = c
+	for name, h := range view {
+		if c, ok := m.checks[name]; ok {
+			c.Health = h
+			m.checks[name] = c
 		}
 	}
 }
@@ -151,7 +204,7 @@ func (m *Monitor) pollLoop(ctx context.Context, n Node, out chan<- result) {
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = m.cfg.Timeout, m.cfg.Timeout, m.cfg.Timeout
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
-		out <- result{n.Name, Sample{Err: err}}
+		out <- result{node: n.Name, s: Sample{Err: err}, at: time.Now()}
 		return
 	}
 	db := sql.OpenDB(connector)
@@ -163,9 +216,10 @@ func (m *Monitor) pollLoop(ctx context.Context, n Node, out chan<- result) {
 	t := time.NewTicker(m.cfg.Interval)
 	defer t.Stop()
 	for {
+		start := time.Now()
 		s := m.poll(ctx, db, &schema)
 		select {
-		case out <- result{n.Name, s}:
+		case out <- result{node: n.Name, s: s, at: start, latency: time.Since(start)}:
 		case <-ctx.Done():
 			return
 		}

@@ -16,7 +16,8 @@ import (
 // live; writes apply atomically to new statements at once (reader and
 // writer weights, default hostgroups, query rules).
 func (p *Proxy) AdminTables() []admin.Table {
-	return []admin.Table{p.serversTable(), p.writerTable(), p.usersTable(), p.rulesTable(), p.poolTable(), p.digestTable()}
+	return []admin.Table{p.serversTable(), p.writerTable(), p.usersTable(), p.rulesTable(), p.poolTable(), p.digestTable(),
+		p.checksTable(), p.eventsTable(), p.countersTable()}
 }
 
 func (p *Proxy) serversTable() admin.Table {
@@ -392,5 +393,5 @@ func (p *Proxy) Metrics() []admin.Metric {
 			admin.Metric{Name: "galeon_backend_latency_seconds", Help: "Last health-check round trip.", Type: "gauge", Labels: l, Value: float64(r.LatencyUs) / 1e6},
 		)
 	}
-	return ms
+	return append(ms, p.observeMetrics()...)
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,6 +22,9 @@ type galeraState struct {
 	adminDrain map[string]bool
 	monOnline  map[string]bool
 	preferred  string
+	// fenceNote says how the fence loop ended the old writer's role, for
+	// the writer_change event that CommitWriter then records.
+	fenceNote string
 }
 
 func (p *Proxy) setupGalera() {
@@ -36,6 +40,10 @@ func (p *Proxy) setupGalera() {
 	gs := &galeraState{failback: fb, since: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}}
 	p.galera = gs
 	p.view.SetPolicy(p.chooseWriter, topology.ReaderPolicy(g.WriterIsAlsoReader))
+	if w, ok := p.view.Load().Writer(); ok {
+		p.events.add(EventWriterChange, w.Name, fmt.Sprintf("%s is the writer at start, epoch %d", w.Name, p.view.Load().Epoch))
+	}
+	p.view.OnWriterChange(p.writerChanged)
 	if !g.Enabled() {
 		return
 	}
@@ -72,6 +80,14 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 		})
 		if changed {
 			p.log.Info("node state", "server", name, "state", nh.State.String(), "reason", nh.Reason)
+			detail := nh.State.String()
+			if nh.Reason != "" {
+				detail += ": " + nh.Reason
+			}
+			if drained && nh.State == galera.Online {
+				detail = "DRAINING: operator drain"
+			}
+			p.events.add(EventNodeState, name, detail)
 			if nh.State == galera.Offline {
 				// Nothing can be finished there: drop idle connections.
 				p.pools[name].CloseIdle(true)
@@ -138,6 +154,10 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		}
 		fenced := pool.FenceWriters()
 		pool.CloseIdle(true)
+		pause := time.Since(start).Round(time.Millisecond)
+		p.galera.mu.Lock()
+		p.galera.fenceNote = fmt.Sprintf("writes paused %s; %d writer connections on %s closed", pause, fenced, old)
+		p.galera.mu.Unlock()
 		p.view.CommitWriter(old)
 		now := p.view.Load()
 		w, _ := now.Writer()
@@ -147,7 +167,7 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		}
 		p.galera.mu.Unlock()
 		p.log.Warn("writer changed", "from", old, "to", w.Name, "wanted", next, "epoch", now.Epoch,
-			"fenced_connections", fenced, "pause", time.Since(start).Round(time.Millisecond))
+			"fenced_connections", fenced, "pause", pause)
 	}
 }
 
@@ -157,6 +177,11 @@ func (p *Proxy) Drain(node string, on bool) bool {
 	p.galera.adminDrain[node] = on
 	mon, known := p.galera.monOnline[node]
 	p.galera.mu.Unlock()
+	if on {
+		p.events.add(EventDrain, node, "operator drain: new transactions go elsewhere")
+	} else {
+		p.events.add(EventUndrain, node, "operator drain ended")
+	}
 	if !known {
 		mon = true // no monitor: the health check's view stands
 		if s, ok := p.view.Load().Server(node); ok {
@@ -196,6 +221,28 @@ func (p *Proxy) Switchover(node string) error {
 	p.galera.mu.Lock()
 	p.galera.preferred = node
 	p.galera.mu.Unlock()
+	p.events.add(EventSwitchover, node, fmt.Sprintf("operator switchover from %s to %s", orNone(w.Name), node))
 	// Re-run the policy with the preference.
 	return p.view.Update(func(*topology.Server) error { return nil })
+}
+
+// writerChanged records a change of writer (called by the view, locked).
+func (p *Proxy) writerChanged(old, next string, epoch uint64) {
+	p.counts.writerChanges.Add(1)
+	p.galera.mu.Lock()
+	note := p.galera.fenceNote
+	p.galera.fenceNote = ""
+	p.galera.mu.Unlock()
+	detail := fmt.Sprintf("from %s to %s, epoch %d", orNone(old), orNone(next), epoch)
+	if note != "" {
+		detail += "; " + note
+	}
+	p.events.add(EventWriterChange, next, detail)
+}
+
+func orNone(node string) string {
+	if node == "" {
+		return "(none)"
+	}
+	return node
 }

@@ -22,6 +22,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 		s.held, s.hold, s.pinWhy = nil, holdNone, ""
 		s.discard(c)
 		if kind == holdTx || kind == holdPinned {
+			s.p.counts.abortedWriterChanged.Add(1)
 			w, _ := s.p.view.Load().Writer()
 			return nil, "", mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
 				"galeon: the writer changed from %s to %s while your transaction was open; it was rolled back: retry the transaction", c.Server(), w.Name)
@@ -123,8 +124,12 @@ func (s *session) backendFailed(c *backend.Conn, err error, res relayResult) err
 		return err // the client connection itself failed
 	}
 	if c.Fenced() {
+		s.p.counts.abortedWriterChanged.Add(1)
 		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
 			"galeon: the writer role moved away from %s while this statement ran there; it was interrupted (and any transaction rolled back): retry", c.Server())
+	}
+	if !c.Fenced() {
+		s.p.counts.backendLost.Add(1)
 	}
 	s.p.suspect(be.server)
 	if res.recv > s.bw.Buffered() {
@@ -177,6 +182,7 @@ func (s *session) comQuery(pkt []byte) error {
 		if errors.As(err, &nr) && attempt < 3 {
 			s.after(c, r, relayResult{isErr: true})
 			s.p.suspect(nr.server)
+			s.p.counts.notReadyRetries.Add(1)
 			rejected = append(rejected, nr.server)
 			continue
 		}
@@ -189,6 +195,7 @@ func (s *session) comQuery(pkt []byte) error {
 				}
 				s.discard(c)
 				s.p.suspect(c.Server())
+				s.p.counts.readRetries.Add(1)
 				continue
 			}
 			return s.backendFailed(c, err, res)

@@ -37,6 +37,8 @@ type Proxy struct {
 	users   atomic.Pointer[map[string]*user]
 	rules   atomic.Pointer[[]rule]
 	digests *digestStats
+	events  eventLog
+	counts  counters
 
 	tls    *tls.Config
 	rsaKey *rsa.PrivateKey

@@ -113,6 +113,28 @@ type View struct {
 	policy   ReaderPolicy
 	switches chan struct{}
 	cur      atomic.Pointer[Snapshot]
+	// onWriter hears every writer change (see OnWriterChange).
+	onWriter func(old, next string, epoch uint64)
+}
+
+// OnWriterChange sets f to be called at every change of writer, with the
+// old and new writer ("" for none) and the new epoch, so the change is
+// recorded exactly once whichever path made it. f runs with the view
+// locked: it must not call back into the View.
+func (v *View) OnWriterChange(f func(old, next string, epoch uint64)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.onWriter = f
+}
+
+// setWriter makes next the writer with a new epoch (mu held).
+func (v *View) setWriter(next string) {
+	old := v.writer
+	v.writer, v.pending = next, ""
+	v.epoch++
+	if v.onWriter != nil {
+		v.onWriter(old, next, v.epoch)
+	}
 }
 
 // NewView starts with servers, all online until a check says otherwise.
@@ -159,8 +181,7 @@ func (v *View) reconsider() {
 		v.pending = ""
 	case v.writer == "":
 		// Nothing to fence: the new writer starts at once.
-		v.writer, v.pending = want, ""
-		v.epoch++
+		v.setWriter(want)
 	default:
 		v.pending = want
 		select {
@@ -197,8 +218,7 @@ func (v *View) CommitWriter(old string) {
 		v.publish()
 		return
 	}
-	v.writer, v.pending = next, ""
-	v.epoch++
+	v.setWriter(next)
 	v.publish()
 }
 

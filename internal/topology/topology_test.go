@@ -117,3 +117,29 @@ type testErr struct{}
 func (testErr) Error() string { return "test" }
 
 var errTest = testErr{}
+
+func TestEveryWriterChangeIsHeardOnce(t *testing.T) {
+	v := NewView([]Server{{Name: "a", WriterWeight: 100}, {Name: "b", WriterWeight: 50}})
+	var heard []string
+	v.OnWriterChange(func(old, next string, epoch uint64) {
+		heard = append(heard, old+">"+next+"@"+string(rune('0'+epoch)))
+	})
+	v.SetHealth("a", false, "unreachable") // pending: nothing changes yet
+	v.CommitWriter("a")                    // a -> b, fenced
+	v.SetHealth("b", false, "unreachable")
+	v.CommitWriter("b") // b -> none
+	v.SetHealth("a", true, "")
+	v.CommitWriter("x") // not the writer: no-op
+	want := []string{"a>b@2", "b>@3", ">a@4"}
+	if len(heard) != len(want) {
+		t.Fatalf("heard %v, want %v", heard, want)
+	}
+	for i := range want {
+		if heard[i] != want[i] {
+			t.Fatalf("heard %v, want %v", heard, want)
+		}
+	}
+	if v.Load().Epoch != 4 {
+		t.Errorf("epoch %d, want 4", v.Load().Epoch)
+	}
+}

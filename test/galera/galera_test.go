@@ -294,7 +294,58 @@ func TestKillWriter(t *testing.T) {
 				alive["node1"] = d
 			}
 			checkNothingLost(t, alive, acks)
+			checkIncidentRecorded(t, r, l)
 		})
+	}
+}
+
+// checkIncidentRecorded asserts that what operators read after a writer
+// crash tells the story: node1 went OFFLINE, then the writer moved from
+// node1 with its connections closed; the abort counters cover every
+// 9002/9003 the clients saw; every node has a fresh monitor check.
+func checkIncidentRecorded(t *testing.T, r *rig, l *load) {
+	t.Helper()
+	var offline, change *proxy.Event
+	events := r.p.Events()
+	for i := len(events) - 1; i >= 0; i-- { // oldest first
+		e := &events[i]
+		switch {
+		case offline == nil && e.Kind == proxy.EventNodeState && e.Node == "node1" && strings.HasPrefix(e.Detail, "OFFLINE"):
+			offline = e
+		case change == nil && e.Kind == proxy.EventWriterChange && strings.HasPrefix(e.Detail, "from node1 to node2"):
+			change = e
+		}
+	}
+	if offline == nil || change == nil {
+		t.Fatalf("events lack node1 OFFLINE (%v) or the writer change node1 -> node2 (%v): %+v", offline, change, events)
+	}
+	if change.At.Before(offline.At) || !strings.Contains(change.Detail, "writer connections on node1 closed") {
+		t.Errorf("writer change %+v should follow node1 going offline %+v and say how node1 was fenced", change, offline)
+	}
+	t.Logf("events: %+v / %+v", *offline, *change)
+	seen := 0
+	for msg, n := range l.errorsSeen() {
+		if strings.Contains(msg, "Error 9002") || strings.Contains(msg, "Error 9003") {
+			seen += n
+		}
+	}
+	aborted := 0
+	for _, m := range r.p.Metrics() {
+		if m.Name == "galeon_aborted_total" {
+			aborted += int(m.Value)
+		}
+	}
+	if aborted < seen {
+		t.Errorf("galeon_aborted_total = %d, but clients saw %d aborts (9002/9003)", aborted, seen)
+	}
+	checks := r.p.GaleraChecks()
+	if len(checks) != 3 {
+		t.Fatalf("monitor checks for %d nodes, want 3: %+v", len(checks), checks)
+	}
+	for _, c := range checks {
+		if time.Since(c.At) > 5*time.Second || c.Latency <= 0 || c.Vars["wsrep_cluster_status"] == "" {
+			t.Errorf("stale or empty check of %s: at %s, latency %s, vars %v", c.Node, c.At, c.Latency, c.Vars)
+		}
 	}
 }
 

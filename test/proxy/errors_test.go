@@ -129,6 +129,9 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 				t.Fatal("statement on a killed backend connection succeeded")
 			}
 			t.Logf("client saw: %v", err)
+			if n := str(t, pt.adminDB(t), "SELECT variable_value FROM stats_galeon WHERE variable_name = 'backend_lost'"); n == "0" {
+				t.Errorf("stats_galeon backend_lost is 0 after a client got 9003")
+			}
 		case <-time.After(8 * time.Second):
 			t.Fatal("client hung after its backend connection died")
 		}

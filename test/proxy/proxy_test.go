@@ -127,6 +127,14 @@ func TestProxy(t *testing.T) {
 		if q := str(t, adm, "SELECT Queries FROM stats_connection_pool WHERE srv_name = 'node3'"); q == "0" {
 			t.Errorf("stats_connection_pool shows no queries on node3")
 		}
+		// The routing event log starts with the writer chosen at start, and
+		// nothing has changed it since.
+		if got := str(t, adm, "SELECT CONCAT(kind, ' ', node, ': ', detail) FROM events ORDER BY id LIMIT 1"); got != "writer_change node1: node1 is the writer at start, epoch 1" {
+			t.Errorf("first event %q, want the writer chosen at start", got)
+		}
+		if got := str(t, adm, "SELECT variable_value FROM stats_galeon WHERE variable_name = 'writer_changes'"); got != "0" {
+			t.Errorf("stats_galeon writer_changes = %s, want 0", got)
+		}
 		// A statement is counted just after its response is flushed, so the
 		// last few may still be on their way: wait, then insist on the exact
 		// count.

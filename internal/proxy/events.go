@@ -1,0 +1,80 @@
+package proxy
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Event is one thing that changed where traffic goes: a node's state, the
+// writer, an operator's drain or switchover. Operators read them in the
+// admin table events to answer "what happened at 03:12, and why" without
+// searching logs.
+type Event struct {
+	ID     int64
+	At     time.Time
+	Kind   string // node_state, writer_change, drain, undrain, switchover
+	Node   string
+	Detail string
+}
+
+// Event kinds.
+const (
+	EventNodeState    = "node_state"
+	EventWriterChange = "writer_change"
+	EventDrain        = "drain"
+	EventUndrain      = "undrain"
+	EventSwitchover   = "switchover"
+)
+
+// maxEvents bounds the event log: a flapping node must not grow memory.
+const maxEvents = 1000
+
+// eventLog is a bounded ring of the most recent events.
+type eventLog struct {
+	mu   sync.Mutex
+	ring []Event
+	next int64 // ID of the next event; also the count ever added
+}
+
+func (l *eventLog) add(kind, node, detail string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := Event{ID: l.next + 1, At: time.Now(), Kind: kind, Node: node, Detail: detail}
+	if len(l.ring) < maxEvents {
+		l.ring = append(l.ring, e)
+	} else {
+		l.ring[l.next%maxEvents] = e
+	}
+	l.next++
+}
+
+// list returns the kept events, newest first.
+func (l *eventLog) list() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Event, 0, len(l.ring))
+	for i := l.next - 1; i >= 0 && i >= l.next-int64(len(l.ring)); i-- {
+		out = append(out, l.ring[i%maxEvents])
+	}
+	return out
+}
+
+// counters are the proxy's own outcomes worth alerting on: how often it
+// hid a failure from clients and how often it could not.
+type counters struct {
+	// readRetries: autocommit reads retried on another node after their
+	// node failed before any byte reached the client.
+	readRetries atomic.Int64
+	// notReadyRetries: statements a node refused with 1047 (WSREP not
+	// ready) and galeon re-sent elsewhere.
+	notReadyRetries atomic.Int64
+	// abortedWriterChanged: transactions or statements ended with 9002
+	// because the writer role moved.
+	abortedWriterChanged atomic.Int64
+	// backendLost: statements ended with 9003 because their node's
+	// connection broke.
+	backendLost atomic.Int64
+	// writerChanges: completed writer switches.
+	writerChanges atomic.Int64
+}

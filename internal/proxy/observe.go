@@ -1,0 +1,156 @@
+package proxy
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/admin"
+	"github.com/galeon-db/galeon/internal/galera"
+)
+
+// This file is what operators watch during an incident: the monitor's
+// latest check of every node (galera_checks), the log of routing changes
+// (events) and the proxy's own outcome counters (stats_galeon), in admin
+// SQL and in /metrics.
+
+// checkColumns are the wsrep figures galera_checks shows, as column name
+// and the status or variable it comes from.
+var checkColumns = []struct{ col, v string }{
+	{"local_state", "wsrep_local_state_comment"}, {"cluster_status", "wsrep_cluster_status"},
+	{"cluster_size", "wsrep_cluster_size"}, {"conf_id", "wsrep_cluster_conf_id"},
+	{"local_index", "wsrep_local_index"}, {"recv_queue", "wsrep_local_recv_queue"},
+	{"fc_paused", "wsrep_flow_control_paused"}, {"last_committed", "wsrep_last_committed"},
+	{"desync", "wsrep_desync"}, {"reject_queries", "wsrep_reject_queries"},
+	{"donor_rejects_queries", "wsrep_sst_donor_rejects_queries"}, {"sst_method", "wsrep_sst_method"},
+	{"read_only", "read_only"}, {"pxc_maint_mode", "pxc_maint_mode"}, {"cluster_uuid", "wsrep_cluster_state_uuid"},
+}
+
+func (p *Proxy) checksTable() admin.Table {
+	cols := []admin.Column{
+		{Name: "name", Kind: admin.Text}, {Name: "state", Kind: admin.Text}, {Name: "reason", Kind: admin.Text},
+		{Name: "last_check", Kind: admin.Text}, {Name: "check_us", Kind: admin.Int},
+		{Name: "missed_checks", Kind: admin.Int}, {Name: "error", Kind: admin.Text}, {Name: "segment", Kind: admin.Int},
+	}
+	for _, c := range checkColumns {
+		cols = append(cols, admin.Column{Name: c.col, Kind: admin.Text})
+	}
+	return admin.Table{
+		Name: "galera_checks", Columns: cols,
+		Rows: func() [][]any {
+			var out [][]any
+			for _, c := range p.GaleraChecks() {
+				row := []any{c.Node, c.Health.State.String(), c.Health.Reason, c.At.UTC().Format(time.RFC3339Nano),
+					c.Latency.Microseconds(), int64(c.Health.Missed), c.Err, int64(c.Health.Segment)}
+				for _, k := range checkColumns {
+					if v, ok := c.Vars[k.v]; ok {
+						row = append(row, v)
+					} else {
+						row = append(row, nil)
+					}
+				}
+				out = append(out, row)
+			}
+			return out
+		},
+	}
+}
+
+// GaleraChecks returns the monitor's latest check of every node, or
+// nothing when the Galera monitor is off.
+func (p *Proxy) GaleraChecks() []galera.Check {
+	if p.galera.monitor == nil {
+		return nil
+	}
+	return p.galera.monitor.Checks()
+}
+
+// Events returns the kept routing events, newest first.
+func (p *Proxy) Events() []Event { return p.events.list() }
+
+func (p *Proxy) eventsTable() admin.Table {
+	return admin.Table{
+		Name: "events",
+		Columns: []admin.Column{{Name: "id", Kind: admin.Int}, {Name: "time", Kind: admin.Text},
+			{Name: "kind", Kind: admin.Text}, {Name: "node", Kind: admin.Text}, {Name: "detail", Kind: admin.Text}},
+		Rows: func() [][]any {
+			var out [][]any
+			for _, e := range p.Events() {
+				out = append(out, []any{e.ID, e.At.UTC().Format(time.RFC3339Nano), e.Kind, e.Node, e.Detail})
+			}
+			return out
+		},
+	}
+}
+
+// counterRows are the proxy's outcome counters: name, help, value.
+func (p *Proxy) counterRows() [][3]string {
+	c := &p.counts
+	return [][3]string{
+		{"read_retries", "Autocommit reads retried on another node after theirs failed before answering.", itoa(c.readRetries.Load())},
+		{"wsrep_not_ready_retries", "Statements a node refused with 1047 (WSREP not ready), re-sent elsewhere.", itoa(c.notReadyRetries.Load())},
+		{"aborted_writer_changed", "Transactions or statements ended with 9002 because the writer role moved.", itoa(c.abortedWriterChanged.Load())},
+		{"backend_lost", "Statements ended with 9003 because their node's connection broke.", itoa(c.backendLost.Load())},
+		{"writer_changes", "Completed writer switches.", itoa(c.writerChanges.Load())},
+		{"client_connections", "Client sessions connected now.", itoa(p.clients.Load())},
+		{"client_connections_total", "Client connections accepted.", itoa(p.clientsTotal.Load())},
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func (p *Proxy) countersTable() admin.Table {
+	return admin.Table{
+		Name:    "stats_galeon",
+		Columns: []admin.Column{{Name: "variable_name", Kind: admin.Text}, {Name: "variable_value", Kind: admin.Int}, {Name: "description", Kind: admin.Text}},
+		Rows: func() [][]any {
+			var out [][]any
+			for _, r := range p.counterRows() {
+				n, _ := strconv.ParseInt(r[2], 10, 64)
+				out = append(out, []any{r[0], n, r[1]})
+			}
+			return out
+		},
+	}
+}
+
+// observeMetrics is the Prometheus view of the counters, the event log
+// and the monitor's checks.
+func (p *Proxy) observeMetrics() []admin.Metric {
+	c := &p.counts
+	counter := func(name, help string, v int64, labels map[string]string) admin.Metric {
+		return admin.Metric{Name: name, Help: help, Type: "counter", Labels: labels, Value: float64(v)}
+	}
+	ms := []admin.Metric{
+		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c.readRetries.Load(), map[string]string{"cause": "read_node_failed"}),
+		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c.notReadyRetries.Load(), map[string]string{"cause": "wsrep_not_ready"}),
+		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.abortedWriterChanged.Load(), map[string]string{"cause": "writer_changed"}),
+		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.backendLost.Load(), map[string]string{"cause": "backend_lost"}),
+		counter("galeon_writer_changes_total", "Completed writer switches.", c.writerChanges.Load(), nil),
+	}
+	p.events.mu.Lock()
+	total := p.events.next
+	p.events.mu.Unlock()
+	ms = append(ms, counter("galeon_events_total", "Routing events recorded (see the admin table events).", total, nil))
+	gauge := func(name, help string, node string, v float64) admin.Metric {
+		return admin.Metric{Name: name, Help: help, Type: "gauge", Labels: map[string]string{"server": node}, Value: v}
+	}
+	for _, ch := range p.GaleraChecks() {
+		ms = append(ms,
+			gauge("galeon_monitor_check_seconds", "Round trip of the latest Galera check.", ch.Node, ch.Latency.Seconds()),
+			gauge("galeon_monitor_missed_checks", "Consecutive failed Galera checks.", ch.Node, float64(ch.Health.Missed)),
+			gauge("galeon_monitor_last_check_timestamp_seconds", "When the latest Galera check ran (Unix time).", ch.Node, float64(ch.At.UnixNano())/1e9),
+		)
+		for _, v := range []struct{ name, variable, help string }{
+			{"galeon_wsrep_local_recv_queue", "wsrep_local_recv_queue", "Write-sets waiting to be applied on the node."},
+			{"galeon_wsrep_flow_control_paused", "wsrep_flow_control_paused", "Fraction of time replication was paused by flow control."},
+			{"galeon_wsrep_cluster_size", "wsrep_cluster_size", "Members of the node's cluster component."},
+			{"galeon_wsrep_last_committed", "wsrep_last_committed", "Seqno of the node's last committed write-set."},
+			{"galeon_wsrep_local_state", "wsrep_local_state", "1 Joining, 2 Donor/Desynced, 3 Joined, 4 Synced."},
+		} {
+			if f, err := strconv.ParseFloat(ch.Vars[v.variable], 64); err == nil && ch.Err == "" {
+				ms = append(ms, gauge(v.name, v.help, ch.Node, f))
+			}
+		}
+	}
+	return ms
+}
