@@ -262,7 +262,10 @@ def render(results_dir):
     for k, label in (("git", "galeon revision"), ("host", "host"), ("loadavg", "load average at start"),
                      ("sysbench", "sysbench"), ("haproxy", "HAProxy"), ("mariadb", "MariaDB"),
                      ("bench_time", "seconds per run (BENCH_TIME)"), ("rounds", "rounds (BENCH_ROUNDS)"),
-                     ("galeon_reads", "galeon reads go to (BENCH_GALEON_READS)"), ("nofile", "open-files limit"),
+                     ("galeon_reads", "galeon reads go to (BENCH_GALEON_READS)"),
+                     ("galeon_sysbench_backend", "galeon backend connections per node, sysbench runs"),
+                     ("galeon_max_backend", "galeon backend connections per node, 2,000-client test"),
+                     ("nofile", "open-files limit"),
                      ("elapsed_s", "wall time of the whole run (s)")):
         if k in meta:
             w("| %s | %s |" % (label, meta[k]))

@@ -22,6 +22,7 @@ const proxyUsage = `usage: galeon proxy [--config FILE] [--check-config] [--back
        galeon proxy stop --pid-file F
        galeon proxy drain NODE [--undo] [--config FILE]     no new transactions on NODE; in-flight ones finish
        galeon proxy switchover [--to NODE] [--config FILE]  move the writer role gracefully
+       galeon proxy events [--limit N] [--config FILE]      recent routing events, newest first
 `
 
 func runProxy(ctx context.Context, args []string) error {
@@ -33,7 +34,7 @@ func runProxy(ctx context.Context, args []string) error {
 		}
 		return stopBackground(ctx, *pidFile)
 	}
-	if len(args) > 0 && (args[0] == "drain" || args[0] == "switchover") {
+	if len(args) > 0 && (args[0] == "drain" || args[0] == "switchover" || args[0] == "events") {
 		return runProxyControl(ctx, args[0], args[1:])
 	}
 	fs := flag.NewFlagSet("proxy", flag.ContinueOnError)

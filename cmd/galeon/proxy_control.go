@@ -14,12 +14,13 @@ import (
 )
 
 // runProxyControl drives a running proxy through its admin interface:
-// drain NODE and switchover [--to NODE].
+// drain NODE, switchover [--to NODE] and events.
 func runProxyControl(ctx context.Context, action string, args []string) error {
 	fs := flag.NewFlagSet("proxy "+action, flag.ContinueOnError)
 	path := fs.String("config", "galeon.toml", "the running proxy's configuration (for its admin address and credentials)")
 	undo := fs.Bool("undo", false, "drain: make the node active again")
 	to := fs.String("to", "", "switchover: the node to move the writer role to (default: the next by writer weight)")
+	limit := fs.Int("limit", 20, "events: how many of the newest events to show")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -41,6 +42,20 @@ func runProxyControl(ctx context.Context, action string, args []string) error {
 	}
 	defer db.Close()
 	switch action {
+	case "events":
+		rows, err := db.QueryContext(ctx, "SELECT time, kind, node, detail FROM events ORDER BY id DESC LIMIT ?", *limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var at, kind, node, detail string
+			if err := rows.Scan(&at, &kind, &node, &detail); err != nil {
+				return err
+			}
+			fmt.Printf("%-30s %-13s %-8s %s\n", at, kind, node, detail)
+		}
+		return rows.Err()
 	case "drain":
 		if len(pos) != 1 {
 			return errors.New("drain needs exactly one NODE")
