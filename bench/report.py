@@ -263,6 +263,7 @@ def render(results_dir):
                      ("sysbench", "sysbench"), ("haproxy", "HAProxy"), ("mariadb", "MariaDB"),
                      ("bench_time", "seconds per run (BENCH_TIME)"), ("rounds", "rounds (BENCH_ROUNDS)"),
                      ("galeon_reads", "galeon reads go to (BENCH_GALEON_READS)"),
+                     ("galeon_threads", "galeon proxy.threads (BENCH_GALEON_THREADS)"),
                      ("galeon_sysbench_backend", "galeon backend connections per node, sysbench runs"),
                      ("galeon_max_backend", "galeon backend connections per node, 2,000-client test"),
                      ("nofile", "open-files limit"),

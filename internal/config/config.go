@@ -46,8 +46,12 @@ type Proxy struct {
 	MaxClients    int      `toml:"max_clients"`
 	// Threads is how many cores the proxy's Go scheduler uses (GOMAXPROCS).
 	// 0: half the machine's cores, at least 1. The proxy shares the machine
-	// with clients and often databases; on 2 cores one scheduler thread
-	// measured 0.94-1.05x HAProxy at 64 clients, two only 0.74-0.80x.
+	// with clients and often databases. On 2 cores shared with sysbench and
+	// three mariadbd, A/B runs (bench/run.sh BENCH_GALEON_THREADS) gave, as
+	// galeon/HAProxy point-select QPS: one thread 0.79-0.83x at 8 clients
+	// and 0.89-1.03x at 64; two threads 0.81-0.97x at 8 and 0.71-0.87x at
+	// 64 (read_only at 64 clients: 16.0k vs 11.6k QPS). One thread holds up
+	// better under heavy concurrency, so it stays the default.
 	Threads    int    `toml:"threads"`
 	TLSCert    string `toml:"tls_cert"`
 	TLSKey     string `toml:"tls_key"`
