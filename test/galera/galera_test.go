@@ -256,11 +256,13 @@ func TestKillWriter(t *testing.T) {
 			r := newRig(t, func(c *config.Config) { c.Galera.Failback = fb })
 			l := startLoad(t, r.db, 4, 6, true)
 			time.Sleep(time.Second)
-			killed := time.Now()
 			if err := r.sb.Kill("node1"); err != nil {
 				t.Fatal(err)
 			}
-			primary := waitPrimaryWithout(t, r, "node2", 3)
+			// Kill returns once the process is gone: writes issued before
+			// then may still commit on node1 and are not failover figures.
+			killed := time.Now()
+			primary := waitPrimaryWithout(t, r, "node2", 3, killed)
 			took := r.waitWriter(t, "node2", 20*time.Second)
 			firstWrite := firstAckAfter(l, killed, 20*time.Second)
 			t.Logf("FIGURE kill -9 writer: Galera new Primary view after %s; galeon writer switch after %s; first acknowledged write %s after the kill (%s after the view)",
@@ -468,16 +470,15 @@ func TestDonorIsDrained(t *testing.T) {
 }
 
 // waitPrimaryWithout waits until survivor reports a Primary component of
-// size want-1 and returns the time since the kill began.
-func waitPrimaryWithout(t *testing.T, r *rig, survivor string, want int) time.Duration {
+// size want-1 and returns the time since killed.
+func waitPrimaryWithout(t *testing.T, r *rig, survivor string, want int, killed time.Time) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for time.Since(start) < 30*time.Second {
+	for time.Since(killed) < 30*time.Second {
 		var k, size, status string
 		_ = r.nodes[survivor].QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").Scan(&k, &size)
 		_ = r.nodes[survivor].QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status'").Scan(&k, &status)
 		if size == fmt.Sprint(want-1) && status == "Primary" {
-			return time.Since(start)
+			return time.Since(killed)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
