@@ -49,6 +49,13 @@ func (l *eventLog) add(kind, node, detail string) {
 	l.next++
 }
 
+// total is how many events were ever added.
+func (l *eventLog) total() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.next
+}
+
 // list returns the kept events, newest first.
 func (l *eventLog) list() []Event {
 	l.mu.Lock()

@@ -80,12 +80,12 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 		})
 		if changed {
 			p.log.Info("node state", "server", name, "state", nh.State.String(), "reason", nh.Reason)
-			detail := nh.State.String()
-			if nh.Reason != "" {
-				detail += ": " + nh.Reason
-			}
-			if drained && nh.State == galera.Online {
-				detail = "DRAINING: operator drain"
+			// Record the state the view now publishes (an operator drain
+			// included), as SELECT * FROM servers shows it.
+			srv, _ := p.view.Load().Server(name)
+			detail := srv.State()
+			if srv.Reason != "" {
+				detail += ": " + srv.Reason
 			}
 			p.events.add(EventNodeState, name, detail)
 			if nh.State == galera.Offline {

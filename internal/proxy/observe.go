@@ -82,33 +82,22 @@ func (p *Proxy) eventsTable() admin.Table {
 	}
 }
 
-// counterRows are the proxy's outcome counters: name, help, value.
-func (p *Proxy) counterRows() [][3]string {
-	c := &p.counts
-	return [][3]string{
-		{"read_retries", "Autocommit reads retried on another node after theirs failed before answering.", itoa(c.readRetries.Load())},
-		{"wsrep_not_ready_retries", "Statements a node refused with 1047 (WSREP not ready), re-sent elsewhere.", itoa(c.notReadyRetries.Load())},
-		{"aborted_writer_changed", "Transactions or statements ended with 9002 because the writer role moved.", itoa(c.abortedWriterChanged.Load())},
-		{"backend_lost", "Statements ended with 9003 because their node's connection broke.", itoa(c.backendLost.Load())},
-		{"writer_changes", "Completed writer switches.", itoa(c.writerChanges.Load())},
-		{"client_connections", "Client sessions connected now.", itoa(p.clients.Load())},
-		{"client_connections_total", "Client connections accepted.", itoa(p.clientsTotal.Load())},
-	}
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
+// countersTable shows the proxy's outcome counters.
 func (p *Proxy) countersTable() admin.Table {
 	return admin.Table{
 		Name:    "stats_galeon",
 		Columns: []admin.Column{{Name: "variable_name", Kind: admin.Text}, {Name: "variable_value", Kind: admin.Int}, {Name: "description", Kind: admin.Text}},
 		Rows: func() [][]any {
-			var out [][]any
-			for _, r := range p.counterRows() {
-				n, _ := strconv.ParseInt(r[2], 10, 64)
-				out = append(out, []any{r[0], n, r[1]})
+			c := &p.counts
+			return [][]any{
+				{"read_retries", c.readRetries.Load(), "Autocommit reads retried on another node after theirs failed before answering."},
+				{"wsrep_not_ready_retries", c.notReadyRetries.Load(), "Statements a node refused with 1047 (WSREP not ready), re-sent elsewhere."},
+				{"aborted_writer_changed", c.abortedWriterChanged.Load(), "Transactions or statements ended with 9002 because the writer role moved."},
+				{"backend_lost", c.backendLost.Load(), "Statements ended with 9003 because their node's connection broke."},
+				{"writer_changes", c.writerChanges.Load(), "Completed writer switches."},
+				{"client_connections", p.clients.Load(), "Client sessions connected now."},
+				{"client_connections_total", p.clientsTotal.Load(), "Client connections accepted."},
 			}
-			return out
 		},
 	}
 }
@@ -127,10 +116,7 @@ func (p *Proxy) observeMetrics() []admin.Metric {
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.backendLost.Load(), map[string]string{"cause": "backend_lost"}),
 		counter("galeon_writer_changes_total", "Completed writer switches.", c.writerChanges.Load(), nil),
 	}
-	p.events.mu.Lock()
-	total := p.events.next
-	p.events.mu.Unlock()
-	ms = append(ms, counter("galeon_events_total", "Routing events recorded (see the admin table events).", total, nil))
+	ms = append(ms, counter("galeon_events_total", "Routing events recorded (see the admin table events).", p.events.total(), nil))
 	gauge := func(name, help string, node string, v float64) admin.Metric {
 		return admin.Metric{Name: name, Help: help, Type: "gauge", Labels: map[string]string{"server": node}, Value: v}
 	}
