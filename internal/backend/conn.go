@@ -21,6 +21,7 @@ type Conn struct {
 	Caps mysqlproto.Capability
 	// ThreadID is the node's connection id (CONNECTION_ID()).
 	ThreadID uint32
+	greeting *mysqlproto.Handshake
 
 	// Session state as applied on this connection; the proxy diffs it
 	// against a client session's wanted state before use.
@@ -36,6 +37,10 @@ type Conn struct {
 	// Dirty marks state that cannot be diffed (temporary tables, user
 	// variables, locks): the connection is reset before reuse.
 	Dirty bool
+	// LastInsertID is what LAST_INSERT_ID() returns on this connection.
+	LastInsertID uint64
+
+	gen uint64 // bumped on every Put, under the pool's lock
 
 	lastUsed    time.Time
 	broken      bool
@@ -108,8 +113,12 @@ func dial(ctx context.Context, addr string, cfg mysqlproto.ClientConfig, timeout
 		return nil, err
 	}
 	_ = nc.SetDeadline(time.Time{})
+	if auth.Capabilities().Has(mysqlproto.ClientCompress) {
+		bw.Reset(pc.StartCompression(nc))
+	}
+	hs.AuthData = nil
 	return &Conn{
-		Conn: pc, nc: nc, bw: bw, Caps: auth.Capabilities(), ThreadID: hs.ConnectionID,
+		Conn: pc, nc: nc, bw: bw, Caps: auth.Capabilities(), ThreadID: hs.ConnectionID, greeting: hs,
 		Schema: cfg.Database, Vars: map[string]string{}, Stmts: map[string]*Stmt{},
 		MultiStatements: auth.Capabilities().Has(mysqlproto.ClientMultiStatements),
 	}, nil
@@ -203,6 +212,20 @@ func (c *Conn) Discard(kind mysqlproto.ResponseKind) error {
 func Dial(ctx context.Context, addr string, prof Profile, timeout time.Duration) (*Conn, error) {
 	cfg := mysqlproto.ClientConfig{User: prof.User, Password: prof.Password, AllowPublicKeyRetrieval: true}
 	return dial(ctx, addr, cfg, timeout)
+}
+
+// Greeting is the handshake the node sent when this connection opened
+// (without the scramble).
+func (c *Conn) Greeting() *mysqlproto.Handshake { return c.greeting }
+
+// Quit says goodbye (COM_QUIT) and closes the connection, so the node
+// does not count it as aborted.
+func (c *Conn) Quit() {
+	c.ResetSeq()
+	if c.WritePacket([]byte{byte(mysqlproto.ComQuit)}) == nil {
+		_ = c.Flush()
+	}
+	c.nc.Close()
 }
 
 // Ping sends COM_PING.

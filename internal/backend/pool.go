@@ -32,7 +32,14 @@ type Profile struct {
 // or how it counts, so connections are pooled separately for each value.
 const ProfileCaps = mysqlproto.ClientFoundRows | mysqlproto.ClientIgnoreSpace |
 	mysqlproto.ClientInteractive | mysqlproto.ClientMultiStatements | mysqlproto.ClientMultiResults |
-	mysqlproto.ClientPSMultiResults | mysqlproto.ClientSessionTrack | mysqlproto.ClientDeprecateEOF
+	mysqlproto.ClientPSMultiResults | mysqlproto.ClientSessionTrack | mysqlproto.ClientDeprecateEOF |
+	mysqlproto.MariaDBClientStmtBulkOperations | mysqlproto.MariaDBClientExtendedMetadata |
+	mysqlproto.MariaDBClientBulkUnitResults
+
+// baseCaps are asked of every backend connection whatever the profile.
+// CLIENT_LOCAL_FILES lets a node ask for a LOAD DATA LOCAL file, which
+// galeon relays from (and only from) a client that allowed it.
+const baseCaps = mysqlproto.DefaultClientCapabilities&^ProfileCaps | mysqlproto.ClientLocalFiles
 
 // Options size and time a pool.
 type Options struct {
@@ -40,6 +47,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	IdleTimeout    time.Duration
 	PingAfterIdle  time.Duration
+	// Compress asks nodes for the compressed protocol (worth it only over
+	// slow links: it costs CPU on both ends).
+	Compress bool
 }
 
 // Stats are the counters of one node's pools, as stats_connection_pool
@@ -73,6 +83,7 @@ type Pool struct {
 	bytesSent, bytesRecv     atomic.Int64
 	latencyUs                atomic.Int64
 	lastErr                  atomic.Pointer[string]
+	greeting                 atomic.Pointer[mysqlproto.Handshake]
 }
 
 // waiter is a Get blocked on a full pool. It receives a connection of
@@ -225,7 +236,7 @@ func (p *Pool) markUsed() {
 func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
 	cfg := mysqlproto.ClientConfig{
 		User: prof.User, Password: prof.Password, Charset: prof.Charset,
-		Capabilities: mysqlproto.DefaultClientCapabilities&^ProfileCaps | prof.Caps,
+		Capabilities: baseCaps | prof.Caps, Compress: p.opts.Compress,
 		// The proxy's backends are its own nodes, reached on a trusted
 		// network or loopback; TLS to backends is a later option.
 		AllowPublicKeyRetrieval: true,
@@ -239,11 +250,18 @@ func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
 		return nil, fmt.Errorf("%s (%s): %w", p.server.Name, p.server.Addr, err)
 	}
 	p.latencyUs.Store(time.Since(start).Microseconds())
+	p.greeting.Store(c.greeting)
 	p.connOK.Add(1)
 	c.pool = p
 	c.lastUsed = time.Now()
 	return c, nil
 }
+
+// Greeting is the handshake the node sent on the last successful connect
+// (its version, capabilities and default collation), or nil before one.
+// galeon presents the same to its clients, because drivers choose
+// behaviour from them.
+func (p *Pool) Greeting() *mysqlproto.Handshake { return p.greeting.Load() }
 
 // LastError is the last connect error seen for this node, or "".
 func (p *Pool) LastError() string {
@@ -254,22 +272,24 @@ func (p *Pool) LastError() string {
 }
 
 // Put returns a connection to the pool. Broken or dirty connections are
-// reset or closed; the caller must not use c afterwards.
-func (p *Pool) Put(c *Conn, prof Profile) {
+// reset or closed; the caller must not use c afterwards. The result is
+// the connection's generation, for TakeBack (0: it was not pooled).
+func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
 	p.used.Add(-1)
 	p.endUse(c)
 	if c.broken || c.fenced.Load() {
 		p.discard(c)
-		return
+		return 0
 	}
 	if c.Dirty {
 		// COM_RESET_CONNECTION drops temporary tables, user variables,
 		// locks and prepared statements, and restores session defaults.
 		if err := c.SimpleCommand([]byte{byte(mysqlproto.ComResetConnection)}); err != nil {
 			p.discard(c)
-			return
+			return 0
 		}
 		c.Dirty = false
+		c.LastInsertID = 0
 		c.Vars = map[string]string{}
 		c.VarOrder = c.VarOrder[:0]
 		c.Stmts = map[string]*Stmt{}
@@ -277,17 +297,40 @@ func (p *Pool) Put(c *Conn, prof Profile) {
 	}
 	c.lastUsed = time.Now()
 	p.mu.Lock()
+	c.gen++
+	gen = c.gen
 	for i, w := range p.waiters {
 		if w.prof == prof {
 			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
 			p.inUse[c] = struct{}{}
 			p.mu.Unlock()
 			w.ch <- c
-			return
+			return gen
 		}
 	}
 	p.idle[prof] = append(p.idle[prof], c)
 	p.mu.Unlock()
+	return gen
+}
+
+// TakeBack hands c back to the session that returned it as generation
+// gen, if c is still idle and nobody has used it since: its
+// per-statement state (warnings, FOUND_ROWS(), ROW_COUNT()) is then
+// still that session's.
+func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
+	p.mu.Lock()
+	list := p.idle[prof]
+	for i := len(list) - 1; i >= 0 && c.gen == gen; i-- {
+		if list[i] == c {
+			p.idle[prof] = append(list[:i], list[i+1:]...)
+			p.inUse[c] = struct{}{}
+			p.mu.Unlock()
+			p.markUsed()
+			return true
+		}
+	}
+	p.mu.Unlock()
+	return false
 }
 
 // endUse forgets c as in use (and as a writer-role connection).

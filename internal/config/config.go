@@ -39,11 +39,23 @@ type Config struct {
 
 // Proxy is the client-facing MySQL endpoint.
 type Proxy struct {
-	Listen        string   `toml:"listen"`
-	ServerVersion string   `toml:"server_version"`
-	MaxPacketSize Size     `toml:"max_packet_size"`
-	NoBackendWait Duration `toml:"no_backend_timeout"`
-	MaxClients    int      `toml:"max_clients"`
+	Listen string `toml:"listen"`
+	// ServerVersion overrides the version galeon greets clients with.
+	// Empty (the default): the nodes' own greeting, e.g.
+	// "5.5.5-10.11.19-MariaDB-0+deb12u1" — drivers parse it to choose
+	// between MySQL 8 and MariaDB behaviour, so only override it with a
+	// string of the same family.
+	ServerVersion string `toml:"server_version"`
+	MaxPacketSize Size   `toml:"max_packet_size"`
+	// Compression offers the compressed protocol (CLIENT_COMPRESS, zlib)
+	// to clients that ask for it.
+	Compression bool `toml:"compression"`
+	// MaxLocalInfileSize bounds the file one LOAD DATA LOCAL INFILE may
+	// stream through galeon; beyond it the load is aborted on the node
+	// (nothing of it is committed) and the client gets an error.
+	MaxLocalInfileSize Size     `toml:"max_local_infile_size"`
+	NoBackendWait      Duration `toml:"no_backend_timeout"`
+	MaxClients         int      `toml:"max_clients"`
 	// Threads is how many cores the proxy's Go scheduler uses (GOMAXPROCS).
 	// 0: half the machine's cores, at least 1. The proxy shares the machine
 	// with clients and often databases. On 2 cores shared with sysbench and
@@ -80,6 +92,9 @@ type Pool struct {
 	// it is handed out (health on borrow).
 	PingAfterIdle  Duration `toml:"ping_after_idle"`
 	HealthInterval Duration `toml:"health_interval"`
+	// Compress uses the compressed protocol to the nodes: worth its CPU
+	// only when they are across a slow link.
+	Compress bool `toml:"compress"`
 }
 
 // Galera configures the wsrep monitor and the writer/reader policies.
@@ -121,7 +136,14 @@ type User struct {
 	// AuthPlugin is what clients authenticate with: mysql_native_password
 	// (default, what MariaDB clients expect) or caching_sha2_password.
 	AuthPlugin string `toml:"auth_plugin"`
+	// LocalInfile allows LOAD DATA LOCAL INFILE (the client streams a file
+	// of its own through galeon to the writer). Unset means allowed; the
+	// client must allow it too.
+	LocalInfile *bool `toml:"local_infile"`
 }
+
+// LocalInfileAllowed says whether the user may LOAD DATA LOCAL INFILE.
+func (u User) LocalInfileAllowed() bool { return u.LocalInfile == nil || *u.LocalInfile }
 
 // Server is one backend node. A weight of 0 keeps the node out of that
 // hostgroup. Reader weights are the operator's and are never rewritten.
@@ -146,11 +168,12 @@ type QueryRule struct {
 func Defaults() Config {
 	return Config{
 		Proxy: Proxy{
-			Listen:        "127.0.0.1:6033",
-			ServerVersion: "10.11.19-MariaDB-galeon",
-			MaxPacketSize: 64 << 20,
-			NoBackendWait: Duration(2 * time.Second),
-			MaxClients:    20000,
+			Listen:             "127.0.0.1:6033",
+			MaxPacketSize:      64 << 20,
+			Compression:        true,
+			MaxLocalInfileSize: 1 << 30,
+			NoBackendWait:      Duration(2 * time.Second),
+			MaxClients:         20000,
 		},
 		Admin: Admin{Listen: "127.0.0.1:6032", HTTPListen: "127.0.0.1:6080", User: "admin"},
 		Pool: Pool{
@@ -220,6 +243,12 @@ func (c *Config) Validate() []string {
 	checkAddr("admin.http_listen", c.Admin.HTTPListen, true)
 	if c.Proxy.MaxPacketSize < 1024 || c.Proxy.MaxPacketSize > 1<<30 {
 		add("proxy.max_packet_size", "%d is out of range (1KiB to 1GiB)", c.Proxy.MaxPacketSize)
+	}
+	if c.Proxy.MaxLocalInfileSize < 0 {
+		add("proxy.max_local_infile_size", "must be 0 (no LOAD DATA LOCAL at all) or a size such as \"1GiB\"")
+	}
+	if v := c.Proxy.ServerVersion; v != "" && (len(v) > 250 || strings.ContainsRune(v, 0)) {
+		add("proxy.server_version", "must be at most 250 characters without NUL bytes; leave it empty to present the nodes' own version")
 	}
 	if c.Proxy.Threads < 0 {
 		add("proxy.threads", "must be 0 (auto: half the cores) or more")

@@ -34,6 +34,10 @@ type ClientConfig struct {
 	AllowPublicKeyRetrieval bool
 	// AllowCleartextPassword permits mysql_clear_password without TLS.
 	AllowCleartextPassword bool
+	// Compress asks for the compressed protocol (CLIENT_COMPRESS) when the
+	// server offers it; the caller starts it after authentication when
+	// Capabilities() has ClientCompress.
+	Compress bool
 }
 
 type clientAuthState uint8
@@ -84,6 +88,9 @@ func NewClientAuth(cfg *ClientConfig, hs *Handshake) (*ClientAuth, error) {
 	}
 	if cfg.TLS {
 		want |= ClientSSL
+	}
+	if cfg.Compress {
+		want |= ClientCompress
 	}
 	caps := want & hs.Capabilities
 	switch {

@@ -1,6 +1,9 @@
 package mysqlproto
 
-import "bufio"
+import (
+	"bufio"
+	"io"
+)
 
 // Conn pairs a PacketReader and a PacketWriter that share one sequence
 // counter, as the two directions of a MySQL connection do: a command goes
@@ -9,7 +12,8 @@ import "bufio"
 type Conn struct {
 	PacketReader
 	PacketWriter
-	seq uint8
+	seq  uint8
+	comp *Compressor
 }
 
 // NewConn returns a Conn over r and w; see NewPacketReader for
@@ -27,5 +31,39 @@ func (c *Conn) Seq() uint8 { return c.seq }
 // SetSeq sets the next sequence id.
 func (c *Conn) SetSeq(n uint8) { c.seq = n }
 
-// ResetSeq sets the next sequence id to 0, at the start of a command.
-func (c *Conn) ResetSeq() { c.seq = 0 }
+// ResetSeq sets the next sequence id to 0, at the start of a command (and
+// the compressed sequence too, in compressed mode).
+func (c *Conn) ResetSeq() {
+	c.seq = 0
+	if c.comp != nil {
+		c.comp.ResetSeq()
+	}
+}
+
+// Flush sends buffered packets. In compressed mode the packet sequence
+// then continues from the compressed one, as MySQL's net_flush does.
+func (c *Conn) Flush() error {
+	err := c.PacketWriter.Flush()
+	if c.comp != nil {
+		c.seq = c.comp.Seq()
+	}
+	return err
+}
+
+// Compressed reports whether the connection uses the compressed protocol.
+func (c *Conn) Compressed() bool { return c.comp != nil }
+
+// StartCompression switches c to the compressed protocol once the
+// connection phase is over. Compressed packets are read through the
+// current reader (which may already hold some) and written to dst; the
+// caller points the PacketWriter's bufio.Writer at the returned Compressor
+// (SetWriter, or Reset on the writer it lends). Packet sequence ids inside
+// compressed packets are no longer checked, as neither MySQL nor MariaDB
+// checks them.
+func (c *Conn) StartCompression(dst io.Writer) *Compressor {
+	src := c.PacketReader.r
+	c.comp = NewCompressor(src, dst, c.PacketReader.maxSize)
+	c.PacketReader.r = bufio.NewReaderSize(c.comp, max(src.Size(), 16<<10))
+	c.PacketReader.lenientSeq = true
+	return c.comp
+}

@@ -27,6 +27,10 @@ const (
 	ErTooManyUserConnections    ErrorCode = 1203 // ER_TOO_MANY_USER_CONNECTIONS
 	ErLockWaitTimeout           ErrorCode = 1205 // ER_LOCK_WAIT_TIMEOUT
 	ErLockDeadlock              ErrorCode = 1213 // ER_LOCK_DEADLOCK; Galera reports certification failures with it
+	ErNotAllowedCommand         ErrorCode = 1148 // ER_NOT_ALLOWED_COMMAND (LOAD DATA LOCAL refused)
+	ErConnectionKilled          ErrorCode = 1927 // ER_CONNECTION_KILLED (MariaDB)
+	ErAbortingConnection        ErrorCode = 1152 // ER_ABORTING_CONNECTION
+	ErNetUncompressError        ErrorCode = 1157 // ER_NET_UNCOMPRESS_ERROR
 	ErNotSupportedYet           ErrorCode = 1235 // ER_NOT_SUPPORTED_YET
 	ErUnknownStmtHandler        ErrorCode = 1243 // ER_UNKNOWN_STMT_HANDLER
 	ErOptionPreventsStatement   ErrorCode = 1290 // ER_OPTION_PREVENTS_STATEMENT (e.g. read_only)
@@ -78,6 +82,10 @@ var sqlStates = map[ErrorCode]string{
 	ErTooManyUserConnections: "42000",
 	ErLockDeadlock:           "40001",
 	ErNotSupportedYet:        "42000",
+	ErNotAllowedCommand:      "42000",
+	ErConnectionKilled:       "70100",
+	ErAbortingConnection:     "08S01",
+	ErNetUncompressError:     "08S01",
 	ErQueryInterrupted:       "70100",
 	ErAccessDeniedNoPassword: "28000",
 	ErGaleonWriterChanged:    "40001",

@@ -150,6 +150,7 @@ type ResponseFramer struct {
 	result       ResultType
 	status       StatusFlag
 	warnings     uint16
+	lastInsertID uint64
 	columns      uint64
 	remaining    uint64
 	prepare      StmtPrepareOK
@@ -193,6 +194,10 @@ func (f *ResponseFramer) Status() (StatusFlag, bool) { return f.status, f.status
 
 // Warnings returns the warning count from the latest OK/EOF packet.
 func (f *ResponseFramer) Warnings() uint16 { return f.warnings }
+
+// LastInsertID is the last non-zero insert id an OK packet of the
+// response reported (what LAST_INSERT_ID() returns next), or 0.
+func (f *ResponseFramer) LastInsertID() uint64 { return f.lastInsertID }
 
 // ErrorCode returns the code of the ERR packet that ended the response,
 // if it ended with one.
@@ -337,6 +342,9 @@ func (f *ResponseFramer) first(payload []byte) (FrameState, error) {
 			return f.fail("bad OK packet")
 		}
 		f.setStatus(ok.Warnings, ok.Status)
+		if ok.LastInsertID != 0 {
+			f.lastInsertID = ok.LastInsertID
+		}
 		return f.endOrMore()
 	case ResultLocalInfile:
 		if f.kind != ResponseQuery {

@@ -30,6 +30,9 @@ type PacketReader struct {
 	ownSeq  uint8
 	maxSize int
 	buf     []byte
+	// lenientSeq accepts any sequence id and continues from it: inside
+	// compressed packets the ids are not checked by MySQL peers.
+	lenientSeq bool
 }
 
 // NewPacketReader returns a reader with its own sequence counter starting
@@ -157,7 +160,10 @@ func (pr *PacketReader) readRawHeader(continuation bool) (hdr [4]byte, size int,
 	copy(hdr[:], h)
 	_, _ = pr.r.Discard(4) // cannot fail: the bytes are buffered
 	if got, want := hdr[3], *pr.seq; got != want {
-		return hdr, 0, fmt.Errorf("%w: got sequence id %d, want %d", ErrPacketSequence, got, want)
+		if !pr.lenientSeq {
+			return hdr, 0, fmt.Errorf("%w: got sequence id %d, want %d", ErrPacketSequence, got, want)
+		}
+		*pr.seq = got
 	}
 	*pr.seq++
 	return hdr, int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16, nil

@@ -32,7 +32,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 		if s.hold == holdSoft && !r.NeedsSameConn {
 			c := s.held
 			s.held, s.hold = nil, holdNone
-			s.release(c)
+			s.releaseLast(c)
 		} else {
 			if err := s.sync(s.held); err != nil {
 				return nil, "", err
@@ -40,9 +40,54 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 			return s.held, "held", nil
 		}
 	}
+	if r.NeedsSameConn && s.last != nil {
+		// A statement about the previous one (FOUND_ROWS(), SHOW
+		// WARNINGS, ...) after a read that was not held: take that
+		// read's connection back if nobody has used it since.
+		c := s.last
+		s.last = nil
+		if (!r.IsWrite() || s.isWriter(c.Server())) && c.Pool().TakeBack(c, s.prof, s.lastGen) {
+			return s.withLastInsertID(c, "held")
+		}
+	}
 	hg := s.hostgroupFor(q, r)
 	c, err := s.acquire(hg)
-	return c, hg, err
+	if err != nil || !r.NeedsSameConn {
+		return c, hg, err
+	}
+	return s.withLastInsertID(c, hg)
+}
+
+// withLastInsertID makes LAST_INSERT_ID() on c return the session's last
+// insert id, which another connection of the session produced: a
+// statement such as INSERT INTO child VALUES (LAST_INSERT_ID(), ...)
+// after an intervening read must see its parent's id.
+func (s *session) withLastInsertID(c *backend.Conn, hg string) (*backend.Conn, string, error) {
+	if c.LastInsertID == s.lastInsertID {
+		return c, hg, nil
+	}
+	if err := c.Query(fmt.Sprintf("DO LAST_INSERT_ID(%d)", s.lastInsertID)); err != nil {
+		if c.Broken() {
+			s.discard(c)
+		} else {
+			s.release(c)
+		}
+		return nil, "", err
+	}
+	c.LastInsertID = s.lastInsertID
+	return c, hg, nil
+}
+
+// isWriter reports whether node is the writer now.
+func (s *session) isWriter(node string) bool {
+	w, ok := s.p.view.Load().Writer()
+	return ok && w.Name == node
+}
+
+// releaseLast gives a connection back and remembers it as the session's
+// last, for a following statement about this one (see connFor).
+func (s *session) releaseLast(c *backend.Conn) {
+	s.last, s.lastGen = c, s.release(c)
 }
 
 // pinReason says why a successful statement makes the session unable to
@@ -83,6 +128,19 @@ func (s *session) pin(c *backend.Conn, why string) {
 // after decides, from the server's final status, whether the session keeps
 // the connection: inside a transaction, pinned, or softly after a write.
 func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
+	if res.lastInsertID != 0 {
+		s.lastInsertID, c.LastInsertID = res.lastInsertID, res.lastInsertID
+	}
+	if c.Broken() {
+		// The node ended the connection after its answer (killed,
+		// shutting down, a network error it reported).
+		if s.hold == holdTx || s.hold == holdPinned || res.status.Has(mysqlproto.ServerStatusInTrans) {
+			s.stateLost = "the node closed the connection that held the session's transaction or state"
+		}
+		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+		s.discard(c)
+		return
+	}
 	inTx := s.hold == holdTx
 	if res.statusKnown {
 		s.autocommit = res.status.Has(mysqlproto.ServerStatusAutocommit)
@@ -102,11 +160,15 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 	case inTx || s.nextTxnHold:
 		s.held, s.hold = c, holdTx
 	case r.NeedsSameConn || r.Kind == sqlclass.Insert || r.Kind == sqlclass.Update ||
-		r.Kind == sqlclass.Delete || r.Kind == sqlclass.Replace || r.Kind == sqlclass.Call:
+		r.Kind == sqlclass.Delete || r.Kind == sqlclass.Replace || r.Kind == sqlclass.Call ||
+		r.Kind == sqlclass.Load || res.warnings > 0 || res.isErr:
+		// A statement with effects, warnings or an error is often
+		// followed by one about it (ROW_COUNT(), SHOW WARNINGS, SHOW
+		// ERRORS): keep its connection until a statement that is not.
 		s.held, s.hold = c, holdSoft
 	default:
 		s.held, s.hold = nil, holdNone
-		s.release(c)
+		s.releaseLast(c)
 	}
 }
 
@@ -138,9 +200,10 @@ func (s *session) backendFailed(c *backend.Conn, err error, res relayResult) err
 		return err
 	}
 	// Nothing reached the client: drop what was buffered and answer
-	// with an error in its place.
-	s.bw.Reset(s.nc)
-	s.pc.SetSeq(1)
+	// with an error in its place, numbered as the client expects after
+	// its command (which may have been several packets long).
+	s.bw.Reset(s.out)
+	s.pc.SetSeq(s.cmdSeq)
 	return s.sendErr(asSQLError(err))
 }
 
@@ -153,9 +216,12 @@ func (s *session) comQuery(pkt []byte) error {
 	// client read: no copy on the hot path.
 	q := unsafe.String(unsafe.SliceData(qb), len(qb))
 	r := sqlclass.Classify(q)
+	s.infile = false
 	if r.Kind == sqlclass.Load && r.Local {
-		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1148),
-			"galeon: LOAD DATA LOCAL INFILE is not supported through the proxy; use LOAD DATA INFILE with a file on the node, or INSERT batches"))
+		if why := s.localInfileRefusal(); why != "" {
+			return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErNotAllowedCommand, "%s", why))
+		}
+		s.infile = true
 	}
 	var setAs []sqlclass.Assignment
 	setParsed := false
@@ -185,6 +251,9 @@ func (s *session) comQuery(pkt []byte) error {
 			s.p.counts.notReadyRetries.Add(1)
 			rejected = append(rejected, nr.server)
 			continue
+		}
+		if isInfileAborted(err) {
+			return s.infileAborted(c, err)
 		}
 		if err != nil {
 			// A read that failed before any byte reached the client is

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"time"
+
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 )
@@ -14,6 +16,10 @@ type relayResult struct {
 	written bool
 	recv    int
 	rows    int64
+	// warnings of the final OK/EOF; lastInsertID of the last OK that
+	// reported one.
+	warnings     uint16
+	lastInsertID uint64
 }
 
 // forward sends a complete command payload to c and relays the response
@@ -21,17 +27,50 @@ type relayResult struct {
 // client buffer fills on a large result). Failures of c come back as
 // *backendErr with c marked broken.
 func (s *session) forward(c *backend.Conn, payload []byte, kind mysqlproto.ResponseKind) (relayResult, error) {
-	var res relayResult
 	c.ResetSeq()
-	if err := c.WritePacket(payload); err != nil {
-		c.MarkBroken()
-		return res, &backendErr{c.Server(), err}
+	err := c.WritePacket(payload)
+	if err == nil {
+		err = c.Flush()
 	}
-	if err := c.Flush(); err != nil {
+	if err != nil {
 		c.MarkBroken()
-		return res, &backendErr{c.Server(), err}
+		return s.relayParting(c, kind, err)
 	}
 	return s.relay(c, kind)
+}
+
+// relayParting handles a command the node stopped reading: it may have
+// answered with an error and closed the connection (a statement over its
+// max_allowed_packet), and that error is what the client should get, not
+// a broken pipe. If an error packet can still be read, it is relayed
+// (numbered for the client); otherwise the write error stands.
+func (s *session) relayParting(c *backend.Conn, kind mysqlproto.ResponseKind, werr error) (relayResult, error) {
+	var res relayResult
+	c.SetDeadline(time.Now().Add(time.Second))
+	raw, err := c.ReadRawPacket()
+	if err != nil || !mysqlproto.IsErr(mysqlproto.RawPayload(raw)) {
+		return res, &backendErr{c.Server(), werr}
+	}
+	s.pc.SetSeq(s.cmdSeq)
+	if err := s.pc.WriteRaw(raw); err != nil {
+		return res, err
+	}
+	res.recv, res.written, res.isErr = len(raw), true, true
+	return res, s.pc.Flush()
+}
+
+// endsConnection reports whether a node closes the connection after
+// sending this error: the connection must not go back to the pool.
+func endsConnection(code mysqlproto.ErrorCode) bool {
+	switch code {
+	case mysqlproto.ErConnectionKilled, mysqlproto.ErServerShutdown, mysqlproto.ErAbortingConnection,
+		mysqlproto.ErNetPacketTooLarge, mysqlproto.ErNetReadError, mysqlproto.ErNetReadInterrupted,
+		mysqlproto.ErNetErrorOnWrite, mysqlproto.ErNetWriteInterrupted, mysqlproto.ErNetPacketsOutOfOrder,
+		mysqlproto.ErNetUncompressError, mysqlproto.ErConCountError,
+		4031: // ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8.0.24+)
+		return true
+	}
+	return false
 }
 
 // relay copies one response of the given kind from c to the client.
@@ -52,10 +91,13 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			return res, &backendErr{c.Server(), err}
 		}
 		if st == mysqlproto.FrameLocalInfile {
-			// galeon never offers LOCAL INFILE to backends, so a server
-			// asking for a file is out of step with us.
-			c.MarkBroken()
-			return res, &backendErr{c.Server(), errUnexpectedInfile}
+			first = false
+			res.recv += len(raw)
+			res.written = true
+			if err := s.relayInfile(c, raw); err != nil {
+				return res, err
+			}
+			continue
 		}
 		if first && st == mysqlproto.FrameDone && s.hold != holdTx && s.hold != holdPinned {
 			if code, isErr := f.ErrorCode(); isErr && code == errWsrepNotReady {
@@ -78,7 +120,12 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 		}
 	}
 	res.status, res.statusKnown = f.Status()
-	_, res.isErr = f.ErrorCode()
+	res.warnings, res.lastInsertID = f.Warnings(), f.LastInsertID()
+	var code mysqlproto.ErrorCode
+	code, res.isErr = f.ErrorCode()
+	if res.isErr && endsConnection(code) {
+		c.MarkBroken()
+	}
 	if f.Result() == mysqlproto.ResultSet && f.ResultSets() == 1 {
 		res.rows = rowCount(f, c.Caps)
 	}
@@ -111,5 +158,3 @@ func (e *nodeRejects) Error() string { return e.server + " refuses queries (WSRE
 type protoErr string
 
 func (e protoErr) Error() string { return string(e) }
-
-const errUnexpectedInfile = protoErr("server asked for a LOCAL INFILE that galeon did not offer")

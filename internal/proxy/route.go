@@ -200,9 +200,10 @@ func (s *session) claim(c *backend.Conn, hostgroup string, snap *topology.Snapsh
 	}
 }
 
-// release gives a connection back to its pool.
-func (s *session) release(c *backend.Conn) {
-	c.Pool().Put(c, s.prof)
+// release gives a connection back to its pool; the result is its
+// generation (see backend.Pool.TakeBack).
+func (s *session) release(c *backend.Conn) uint64 {
+	return c.Pool().Put(c, s.prof)
 }
 
 // discard closes a connection taken from the pool.

@@ -46,6 +46,10 @@ type Proxy struct {
 	// newScramble makes handshake challenges; tests pin it.
 	newScramble func() ([]byte, error)
 
+	// learned is a node greeting read at start (see learnGreeting).
+	learned atomic.Pointer[mysqlproto.Handshake]
+	greeted chan struct{} // closed when learnGreeting is done
+
 	connIDs      atomic.Uint32
 	clients      atomic.Int64
 	clientsTotal atomic.Int64
@@ -75,7 +79,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 	p := &Proxy{
 		cfg: cfg, log: log, pools: map[string]*backend.Pool{}, digests: newDigestStats(),
 		ready: make(chan struct{}), sessions: map[*session]struct{}{}, checkNow: map[string]chan struct{}{},
-		newScramble: mysqlproto.NewScramble,
+		newScramble: mysqlproto.NewScramble, greeted: make(chan struct{}),
 	}
 	var servers []topology.Server
 	for _, s := range cfg.Servers {
@@ -83,6 +87,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		p.pools[s.Name] = backend.NewPool(backend.ServerInfo{Name: s.Name, Addr: s.Address}, backend.Options{
 			MaxConns: cfg.Pool.MaxConnections, ConnectTimeout: cfg.Pool.ConnectTimeout.D(),
 			IdleTimeout: cfg.Pool.IdleTimeout.D(), PingAfterIdle: cfg.Pool.PingAfterIdle.D(),
+			Compress: cfg.Pool.Compress,
 		})
 		p.checkNow[s.Name] = make(chan struct{}, 1)
 	}
@@ -203,10 +208,14 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 			}()
 		}
 	}
-	p.wg.Add(1)
+	p.wg.Add(2)
 	go func() {
 		defer p.wg.Done()
 		p.fenceLoop(ctx)
+	}()
+	go func() {
+		defer p.wg.Done()
+		p.learnGreeting(ctx)
 	}()
 	go func() {
 		<-ctx.Done()

@@ -12,12 +12,6 @@ import (
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 )
 
-// frontendCaps is what galeon advertises to clients: what it can relay.
-// LOCAL INFILE is left out (galeon answers LOAD DATA LOCAL with a clear
-// error), and so is CLIENT_MYSQL's absence: MariaDB extended capabilities
-// (metadata caching, bulk operations) are not offered.
-const frontendCaps = mysqlproto.DefaultServerCapabilities &^ mysqlproto.ClientLocalFiles
-
 // holdKind says why a session keeps its backend connection between
 // statements.
 type holdKind uint8
@@ -38,8 +32,11 @@ const (
 )
 
 type session struct {
-	p    *Proxy
-	nc   net.Conn
+	p  *Proxy
+	nc net.Conn
+	// out is where the session's output buffer writes: the connection,
+	// or the compressor over it once the client asked for compression.
+	out  io.Writer
 	bw   *bufio.Writer
 	pc   *mysqlproto.Conn
 	id   uint32
@@ -57,12 +54,31 @@ type session struct {
 	// the held connection; keep it until that transaction ends.
 	nextTxnHold bool
 
-	held     *backend.Conn
-	hold     holdKind
-	pinWhy   string
-	stmts    map[uint32]*clientStmt
-	nextStmt uint32
-	longData bool
+	held *backend.Conn
+	hold holdKind
+	// last is the connection of the previous statement when it was not
+	// held, returned to the pool as generation lastGen.
+	last    *backend.Conn
+	lastGen uint64
+	// lastInsertID is what LAST_INSERT_ID() returns in this session.
+	lastInsertID uint64
+	pinWhy       string
+	stmts        map[uint32]*clientStmt
+	nextStmt     uint32
+	// lastPrepared is the client id of the statement prepared last (0
+	// if that prepare failed), for MariaDB's pipelined id -1.
+	lastPrepared uint32
+	longData     bool
+	// infile: the statement being relayed is a LOAD DATA LOCAL this
+	// session may stream (see infile.go).
+	infile bool
+
+	// cmdSeq is the sequence id the answer to the current command starts
+	// at: 1 after a one-packet command, more after a long one.
+	cmdSeq uint8
+	// stateLost is set when the backend connection that held the
+	// session's transaction or pinned state was lost.
+	stateLost string
 
 	framer  mysqlproto.ResponseFramer
 	scratch []byte
@@ -81,7 +97,7 @@ func newSession(p *Proxy, nc net.Conn) *session {
 	br := bufio.NewReaderSize(nc, 2048)
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	s := &session{
-		p: p, nc: nc, pc: mysqlproto.NewConn(br, nil, int(p.cfg.Proxy.MaxPacketSize)),
+		p: p, nc: nc, out: nc, pc: mysqlproto.NewConn(br, nil, int(p.cfg.Proxy.MaxPacketSize)),
 		id: p.connIDs.Add(1), host: host, vars: map[string]string{}, autocommit: true,
 		stmts: map[uint32]*clientStmt{},
 	}
@@ -91,7 +107,7 @@ func newSession(p *Proxy, nc net.Conn) *session {
 // borrowWriter gives the session an output buffer until returnWriter.
 func (s *session) borrowWriter() {
 	s.bw = writeBuffers.Get().(*bufio.Writer)
-	s.bw.Reset(s.nc)
+	s.bw.Reset(s.out)
 	s.pc.SetWriter(s.bw)
 }
 
@@ -117,10 +133,15 @@ func (s *session) run() {
 		s.p.log.Debug("handshake", "client", s.host, "err", err)
 		return
 	}
+	if s.caps.Has(mysqlproto.ClientCompress) {
+		// Compression starts after the OK that ends the connection phase.
+		s.out = s.pc.StartCompression(s.nc)
+	}
 	defer func() { s.user.conns.Add(-1) }() // s.user may change (COM_CHANGE_USER)
 	for {
 		s.pc.ResetSeq()
 		pkt, err := s.pc.ReadPacket()
+		s.cmdSeq = s.pc.Seq()
 		s.borrowWriter()
 		if err != nil {
 			s.protocolError(err)
@@ -135,6 +156,14 @@ func (s *session) run() {
 		quit, err := s.dispatch(pkt)
 		if rerr := s.returnWriter(); err == nil {
 			err = rerr
+		}
+		if err == nil && s.stateLost != "" {
+			// The node dropped a connection holding this session's
+			// transaction or pinned state; the client has the node's
+			// error. Ending the session is the honest answer: a direct
+			// connection would be gone too.
+			s.p.log.Debug("session ended: backend state lost", "conn", s.id, "why", s.stateLost)
+			return
 		}
 		if err != nil || quit {
 			if err != nil && !errors.Is(err, io.EOF) {
@@ -189,13 +218,10 @@ func (s *session) handshake() error {
 	if err != nil {
 		return err
 	}
-	caps := frontendCaps
-	if s.p.tls != nil {
-		caps |= mysqlproto.ClientSSL
-	}
+	version, caps, charset := s.p.frontGreeting()
 	hs := mysqlproto.Handshake{
-		ServerVersion: s.p.cfg.Proxy.ServerVersion, ConnectionID: s.id, AuthData: scramble,
-		Capabilities: caps, Charset: 45, Status: mysqlproto.ServerStatusAutocommit,
+		ServerVersion: version, ConnectionID: s.id, AuthData: scramble,
+		Capabilities: caps, Charset: charset, Status: mysqlproto.ServerStatusAutocommit,
 		AuthPlugin: mysqlproto.NativePasswordPlugin,
 	}
 	_ = s.nc.SetDeadline(time.Now().Add(10 * time.Second))
@@ -223,7 +249,7 @@ func (s *session) handshake() error {
 			return err
 		}
 		s.p.mu.Lock() // Serve closes sessions through s.nc
-		s.nc = tc
+		s.nc, s.out = tc, tc
 		s.p.mu.Unlock()
 		s.bw.Reset(tc)
 		secure = true
@@ -243,6 +269,12 @@ func (s *session) handshake() error {
 		s.fail(mysqlproto.NewSQLError(mysqlproto.ErHandshakeError, "galeon needs a client that speaks protocol 4.1"))
 		return errors.New("pre-4.1 client")
 	}
+	if extra := resp.Capabilities & insistCaps &^ caps; extra != 0 {
+		s.fail(mysqlproto.NewSQLError(mysqlproto.ErHandshakeError, "%s", unofferedMessage(extra)))
+		return errors.New("client asked for a capability galeon did not offer")
+	}
+	// Other flags a client sets without an offer are dropped, as MySQL
+	// and MariaDB servers drop them.
 	s.caps = resp.Capabilities & caps
 	users := *s.p.users.Load()
 	u := users[resp.Username]
@@ -301,6 +333,8 @@ func (s *session) dispatch(pkt []byte) (quit bool, err error) {
 		return false, s.comStmtPrepare(pkt)
 	case mysqlproto.ComStmtExecute:
 		return false, s.comStmtExecute(pkt)
+	case mysqlproto.ComStmtBulkExecute:
+		return false, s.comStmtBulkExecute(pkt)
 	case mysqlproto.ComStmtSendLongData:
 		return false, s.comStmtSendLongData(pkt)
 	case mysqlproto.ComStmtClose:
@@ -332,10 +366,10 @@ func (s *session) dispatch(pkt []byte) (quit bool, err error) {
 func (s *session) releaseAll() {
 	if s.held != nil {
 		c := s.held
-		s.held, s.hold = nil, holdNone
 		if s.hold == holdTx {
 			c.Dirty = true // an open transaction must not reach another session
 		}
+		s.held, s.hold = nil, holdNone
 		s.release(c)
 	}
 }
@@ -351,6 +385,7 @@ func (s *session) resetState() {
 	s.vars = map[string]string{}
 	s.varOrder = s.varOrder[:0]
 	s.autocommit = true
+	s.last, s.lastInsertID = nil, 0
 	s.nextTxnHold = false
 	s.stmts = map[uint32]*clientStmt{}
 	s.longData = false

@@ -20,6 +20,7 @@ func (s *session) sync(c *backend.Conn) error {
 		}
 		c.Vars = map[string]string{}
 		c.VarOrder = c.VarOrder[:0]
+		c.LastInsertID = 0
 		c.Stmts = map[string]*backend.Stmt{}
 		c.MultiStatements = c.Caps.Has(mysqlproto.ClientMultiStatements)
 	}

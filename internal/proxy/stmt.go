@@ -90,6 +90,7 @@ func (s *session) ensurePrepared(c *backend.Conn, cs *clientStmt) (*backend.Stmt
 }
 
 func (s *session) comStmtPrepare(pkt []byte) error {
+	s.lastPrepared = 0
 	sql := string(pkt[1:])
 	r := sqlclass.Classify(sql)
 	c, hg, err := s.connFor(sql, r)
@@ -150,6 +151,7 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 			break
 		}
 	}
+	s.lastPrepared = cs.id
 	if cs.id != 0 {
 		s.stmts[cs.id] = cs
 	}
@@ -158,10 +160,17 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 	return s.pc.Flush()
 }
 
+// lastPreparedID is the statement id MariaDB clients use in a pipelined
+// prepare + execute for "the statement prepared just before" (-1).
+const lastPreparedID = 0xFFFFFFFF
+
 func (s *session) lookupStmt(pkt []byte) (*clientStmt, error) {
 	id, err := mysqlproto.StatementID(pkt)
 	if err != nil {
 		return nil, mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed statement packet: %v", err)
+	}
+	if id == lastPreparedID {
+		id = s.lastPrepared
 	}
 	cs := s.stmts[id]
 	if cs == nil {
@@ -261,6 +270,87 @@ func (s *session) rewriteExecute(pkt []byte, cs *clientStmt, bs *backend.Stmt) (
 	fixed = append(fixed, 1)
 	fixed = append(fixed, cs.types...)
 	fixed = append(fixed, out[flagPos+1:]...)
+	bs.TypesSent = true
+	s.scratch = fixed
+	return fixed, nil
+}
+
+// Bulk execution flags of COM_STMT_BULK_EXECUTE (MariaDB).
+const (
+	bulkSendUnitResults = 64  // STMT_BULK_FLAG_SEND_UNIT_RESULTS
+	bulkSendTypes       = 128 // STMT_BULK_FLAG_CLIENT_SEND_TYPES
+)
+
+// comStmtBulkExecute relays MariaDB's array binding (one command, many
+// rows of parameters; MariaDB Connector/J uses it for executeBatch) with
+// the same routing and statement mapping as COM_STMT_EXECUTE.
+func (s *session) comStmtBulkExecute(pkt []byte) error {
+	cs, err := s.lookupStmt(pkt)
+	if err != nil {
+		return s.sendErr(err.(*mysqlproto.SQLError))
+	}
+	if len(pkt) < 7 {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_STMT_BULK_EXECUTE: %d bytes", len(pkt)))
+	}
+	start := time.Now()
+	c, hg, err := s.connFor(cs.sql, cs.class)
+	if err != nil {
+		return s.sendErr(asSQLError(err))
+	}
+	bs, err := s.ensurePrepared(c, cs)
+	if err != nil {
+		if c.Broken() {
+			return s.backendFailed(c, err, relayResult{})
+		}
+		s.after(c, cs.class, relayResult{isErr: true})
+		return s.sendErr(asSQLError(err))
+	}
+	out, serr := s.rewriteBulk(pkt, cs, bs)
+	if serr != nil {
+		s.after(c, cs.class, relayResult{isErr: true})
+		return s.sendErr(serr)
+	}
+	res, err := s.forward(c, out, mysqlproto.ResponseExecute)
+	if err != nil {
+		return s.backendFailed(c, err, res)
+	}
+	c.Pool().CountQuery(len(pkt), res.recv)
+	s.after(c, cs.class, res)
+	if hg == "held" {
+		hg = c.Server()
+	}
+	s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
+	return nil
+}
+
+// rewriteBulk maps the statement id and, when the client leaves out the
+// parameter types (it may once it has sent them) and this connection
+// never saw them, puts back the ones the client sent last.
+func (s *session) rewriteBulk(pkt []byte, cs *clientStmt, bs *backend.Stmt) ([]byte, *mysqlproto.SQLError) {
+	out := append(s.scratch[:0], pkt...)
+	s.scratch = out
+	binary.LittleEndian.PutUint32(out[1:5], bs.ID)
+	n := int(cs.numParams)
+	flags := binary.LittleEndian.Uint16(out[5:7])
+	if flags&bulkSendTypes != 0 {
+		if len(out) < 7+2*n {
+			return nil, mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "COM_STMT_BULK_EXECUTE parameter types truncated")
+		}
+		cs.types = append(cs.types[:0], out[7:7+2*n]...)
+		bs.TypesSent = true
+		return out, nil
+	}
+	if bs.TypesSent || n == 0 {
+		return out, nil
+	}
+	if len(cs.types) != 2*n {
+		return nil, mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "COM_STMT_BULK_EXECUTE without parameter types, and none were sent before")
+	}
+	fixed := make([]byte, 0, len(out)+2*n)
+	fixed = append(fixed, out[:5]...)
+	fixed = binary.LittleEndian.AppendUint16(fixed, flags|bulkSendTypes)
+	fixed = append(fixed, cs.types...)
+	fixed = append(fixed, out[7:]...)
 	bs.TypesSent = true
 	s.scratch = fixed
 	return fixed, nil

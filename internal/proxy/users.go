@@ -21,13 +21,14 @@ type user struct {
 	defaultSchema    string
 	maxConns         int64
 	conns            atomic.Int64
+	localInfile      bool
 }
 
 func newUser(u config.User) *user {
 	out := &user{
 		name: u.Name, backendUser: u.BackendUser, backendPassword: u.BackendPassword,
 		defaultSchema: u.DefaultSchema, maxConns: int64(u.MaxConnections),
-		plugin: mysqlproto.NativePasswordPlugin,
+		plugin: mysqlproto.NativePasswordPlugin, localInfile: u.LocalInfileAllowed(),
 	}
 	if out.backendUser == "" {
 		out.backendUser = u.Name

@@ -69,17 +69,6 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 		}
 	})
 
-	t.Run("LOAD DATA LOCAL INFILE: clear 1148, session stays usable", func(t *testing.T) {
-		c := pinConn(t, pt.db(t, nil))
-		_, err := c.ExecContext(context.Background(), "LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE app.w")
-		if code := mysqlErr(err); code != 1148 || !strings.Contains(err.Error(), "not supported") {
-			t.Errorf("got %v, want 1148 saying it is not supported", err)
-		}
-		if got := str(t, c, "SELECT 'still here'"); got != "still here" {
-			t.Errorf("session unusable after the error")
-		}
-	})
-
 	t.Run("no backend available: 9001 within the timeout, naming the hostgroup", func(t *testing.T) {
 		dead := startProxy(t, pt.sb, func(c *config.Config) {
 			c.Proxy.NoBackendWait = config.Duration(500 * time.Millisecond)

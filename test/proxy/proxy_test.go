@@ -417,6 +417,8 @@ c.close()
 
 	t.Run("TLS and caching_sha2_password", func(t *testing.T) { testTLS(t, pt) })
 
+	t.Run("driver compatibility", func(t *testing.T) { testDriverCompat(t, pt) })
+
 	t.Run("errors", func(t *testing.T) { testErrors(t, pt, db) })
 }
 

@@ -1,0 +1,125 @@
+package mysqlproto
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestCompressorRoundTrip sends packets of many sizes through the
+// compressed layer, cut into compressed packets at arbitrary points (as
+// servers do when their buffer fills), and reads them back.
+func TestCompressorRoundTrip(t *testing.T) {
+	var wire bytes.Buffer
+	w := NewCompressor(nil, &wire, 0)
+	bw := bufio.NewWriterSize(w, 100) // a small buffer cuts packets apart
+	pw := NewPacketWriter(bw)
+	payloads := [][]byte{
+		[]byte("x"),
+		[]byte(strings.Repeat("SELECT 1; ", 40)),
+		bytes.Repeat([]byte{0xAB}, MaxPayloadLen+10), // two physical packets
+		{},
+	}
+	for _, p := range payloads {
+		if err := pw.WritePacket(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if wire.Len() > 1<<20 {
+		t.Fatalf("16 MiB of one repeated byte took %d bytes on the wire: not compressed", wire.Len())
+	}
+	r := NewCompressor(&wire, nil, 0)
+	pr := NewPacketReader(bufio.NewReader(r), 64<<20)
+	for i, want := range payloads {
+		got, err := pr.ReadPacket()
+		if err != nil {
+			t.Fatalf("packet %d: %v", i, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("packet %d: got %d bytes, want %d", i, len(got), len(want))
+		}
+	}
+	if r.Seq() != w.Seq() {
+		t.Errorf("compressed sequence: reader continues at %d, writer at %d", r.Seq(), w.Seq())
+	}
+}
+
+// TestCompressorSmallStored: payloads under MIN_COMPRESS_LENGTH travel
+// uncompressed, announced with an uncompressed length of 0.
+func TestCompressorSmallStored(t *testing.T) {
+	var wire bytes.Buffer
+	c := NewCompressor(nil, &wire, 0)
+	if _, err := c.Write([]byte{1, 0, 0, 0, 0x0e}); err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{5, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x0e}
+	if !bytes.Equal(wire.Bytes(), want) {
+		t.Fatalf("wire = % x, want % x", wire.Bytes(), want)
+	}
+}
+
+// TestCompressorRejects: a payload larger than the limit, a lie about the
+// inflated size, and garbage instead of zlib data are errors, not hangs.
+func TestCompressorRejects(t *testing.T) {
+	var big bytes.Buffer
+	NewCompressor(nil, &big, 0).Write(bytes.Repeat([]byte("a"), 4000))
+	cases := map[string][]byte{
+		"too large": {0xff, 0xff, 0x7f, 0, 0, 0, 0},
+		"garbage":   append([]byte{4, 0, 0, 0, 100, 0, 0}, 1, 2, 3, 4),
+		"size lie": func() []byte {
+			b := bytes.Clone(big.Bytes())
+			b[4], b[5] = 10, 0 // announces 10 bytes, inflates to 4000
+			return b
+		}(),
+	}
+	for name, wire := range cases {
+		c := NewCompressor(bytes.NewReader(wire), nil, 1<<20)
+		_, err := c.Read(make([]byte, 10))
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if name == "too large" && !errors.Is(err, ErrPacketTooLarge) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if name != "too large" && !errors.Is(err, ErrCompressedPacket) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestConnCompressedSequence follows MySQL's net_flush: after a flush the
+// packet sequence continues from the compressed one, and inside
+// compressed packets sequence ids are not checked.
+func TestConnCompressedSequence(t *testing.T) {
+	var wire bytes.Buffer
+	srv := NewConn(bufio.NewReader(bytes.NewReader(nil)), nil, 0)
+	comp := srv.StartCompression(&wire)
+	srv.SetWriter(bufio.NewWriter(comp))
+	srv.ResetSeq()
+	srv.SetSeq(1) // as after reading a one-packet command
+	for i := 0; i < 3; i++ {
+		if err := srv.WritePacket([]byte("row")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Seq() != 1 {
+		t.Fatalf("after one compressed packet the sequence is %d, want 1 (the compressed one)", srv.Seq())
+	}
+	cli := NewConn(bufio.NewReader(&wire), nil, 0)
+	cli.StartCompression(nil)
+	cli.SetSeq(7) // wrong on purpose: not checked in compressed mode
+	for i := 0; i < 3; i++ {
+		if _, err := cli.ReadPacket(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

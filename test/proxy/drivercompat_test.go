@@ -1,0 +1,305 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// testDriverCompat checks what drivers rely on beyond plain statements:
+// the greeting, compression, LOAD DATA LOCAL, errors a node sends in the
+// middle of a command, and per-statement state (warnings, FOUND_ROWS(),
+// LAST_INSERT_ID()). The full driver matrix is in test/drivers.
+func testDriverCompat(t *testing.T, pt *proxyUnderTest) {
+	t.Run("greeting: the node's version, collation and MariaDB capabilities", func(t *testing.T) {
+		node := readGreeting(t, pt.sb.Nodes[0].Addr())
+		front := readGreeting(t, pt.addr)
+		if front.ServerVersion != node.ServerVersion || !strings.HasPrefix(front.ServerVersion, "5.5.5-10.") {
+			t.Errorf("galeon greets with %q, the node with %q: want the node's, with MariaDB's 5.5.5- prefix", front.ServerVersion, node.ServerVersion)
+		}
+		if front.Charset != node.Charset {
+			t.Errorf("collation id %d, node's %d", front.Charset, node.Charset)
+		}
+		for _, c := range []mysqlproto.Capability{mysqlproto.MariaDBClientStmtBulkOperations, mysqlproto.ClientLocalFiles,
+			mysqlproto.ClientCompress, mysqlproto.ClientDeprecateEOF, mysqlproto.ClientSessionTrack} {
+			if !front.Capabilities.Has(c) {
+				t.Errorf("capability %#x not offered (node offers: %v)", uint64(c), node.Capabilities.Has(c))
+			}
+		}
+		if front.Capabilities.Has(mysqlproto.ClientMySQL) {
+			t.Errorf("CLIENT_MYSQL set: MariaDB extended capabilities would not reach clients")
+		}
+	})
+
+	t.Run("compressed protocol: client side, and to the nodes with pool.compress", func(t *testing.T) {
+		big := strings.Repeat("galeon compresses ", 60000) // ~1 MiB
+		for _, tc := range []struct {
+			name string
+			p    *proxyUnderTest
+		}{
+			{"client side", pt},
+			{"both sides", startProxy(t, pt.sb, func(c *config.Config) { c.Pool.Compress = true })},
+		} {
+			db := tc.p.db(t, func(c *mysql.Config) { _ = c.Apply(mysql.EnableCompression(true)) })
+			c := pinConn(t, db)
+			if got := str(t, c, "SELECT LENGTH(?)", big); got != strconv.Itoa(len(big)) {
+				t.Errorf("%s: server saw %s bytes, sent %d", tc.name, got, len(big))
+			}
+			if got := str(t, c, "SELECT MD5(REPEAT('galeon compresses ', 60000)) = MD5(?)", big); got != "1" {
+				t.Errorf("%s: a 1 MiB result came back different", tc.name)
+			}
+			var n int
+			rows, err := c.QueryContext(context.Background(), "SELECT seq FROM seq_1_to_20000")
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			for rows.Next() {
+				n++
+			}
+			if rows.Close(); n != 20000 {
+				t.Errorf("%s: %d rows, want 20000", tc.name, n)
+			}
+		}
+	})
+
+	t.Run("compression refused with a clear error when turned off", func(t *testing.T) {
+		off := startProxy(t, pt.sb, func(c *config.Config) { c.Proxy.Compression = false })
+		if g := readGreeting(t, off.addr); g.Capabilities.Has(mysqlproto.ClientCompress) {
+			t.Fatalf("compression offered with proxy.compression = false")
+		}
+		e := handshakeInsisting(t, off.addr, mysqlproto.ClientCompress)
+		if e == nil || e.Code != mysqlproto.ErHandshakeError || !strings.Contains(e.Message, "proxy.compression") {
+			t.Errorf("got %v, want 1043 naming proxy.compression", e)
+		}
+	})
+
+	mustExec(t, pt.db(t, nil), "CREATE TABLE IF NOT EXISTS app.inf (a INT PRIMARY KEY, b INT)")
+	csv := filepath.Join(t.TempDir(), "rows.csv")
+	var sb strings.Builder
+	for i := 1; i <= 10000; i++ {
+		fmt.Fprintf(&sb, "%d,%d\n", i, 2*i)
+	}
+	if err := os.WriteFile(csv, []byte(sb.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mysql.RegisterLocalFile(csv)
+	load := fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE app.inf FIELDS TERMINATED BY ','", csv)
+	countInf := "SELECT CONCAT(COUNT(*), '/', COALESCE(SUM(b), 0)) FROM app.inf /* galeon:writer */"
+
+	t.Run("LOAD DATA LOCAL INFILE streams the client's file to the writer", func(t *testing.T) {
+		c := pinConn(t, pt.db(t, nil))
+		mustExec(t, c, "DELETE FROM app.inf")
+		res := mustExec(t, c, load)
+		if n, _ := res.RowsAffected(); n != 10000 {
+			t.Errorf("%d rows affected, want 10000", n)
+		}
+		if got := str(t, c, countInf); got != "10000/100010000" {
+			t.Errorf("table holds %s, want 10000/100010000", got)
+		}
+	})
+
+	t.Run("LOAD DATA LOCAL INFILE over max_local_infile_size: aborted, nothing committed, session usable", func(t *testing.T) {
+		small := startProxy(t, pt.sb, func(c *config.Config) { c.Proxy.MaxLocalInfileSize = 32 << 10 })
+		c := pinConn(t, small.db(t, nil))
+		mustExec(t, c, "DELETE FROM app.inf")
+		_, err := c.ExecContext(context.Background(), load)
+		if code := mysqlErr(err); code != 1153 || !strings.Contains(err.Error(), "max_local_infile_size") {
+			t.Errorf("got %v, want 1153 naming proxy.max_local_infile_size", err)
+		}
+		if got := str(t, c, countInf); got != "0/0" {
+			t.Errorf("table holds %s after an aborted load, want nothing", got)
+		}
+	})
+
+	t.Run("LOAD DATA LOCAL INFILE turned off for a user: 1148 saying so", func(t *testing.T) {
+		no := false
+		off := startProxy(t, pt.sb, func(c *config.Config) { c.Users[0].LocalInfile = &no })
+		c := pinConn(t, off.db(t, nil))
+		_, err := c.ExecContext(context.Background(), load)
+		if code := mysqlErr(err); code != 1148 || !strings.Contains(err.Error(), "local_infile = false") {
+			t.Errorf("got %v, want 1148 naming users.local_infile", err)
+		}
+		if got := str(t, c, "SELECT 'still here'"); got != "still here" {
+			t.Errorf("session unusable after the refusal")
+		}
+	})
+
+	t.Run("a statement over the node's max_allowed_packet: the node's 1153, well numbered, session usable", func(t *testing.T) {
+		c := pinConn(t, pt.db(t, nil))
+		maxPkt, _ := strconv.Atoi(str(t, c, "SELECT @@max_allowed_packet"))
+		// Over the node's limit, under galeon's own (64 MiB): the node
+		// refuses it and drops its connection in the middle of the
+		// command; the client must get that error, not a broken stream.
+		q := "SELECT LENGTH('" + strings.Repeat("x", maxPkt+(1<<20)) + "')"
+		_, err := c.ExecContext(context.Background(), q)
+		if code := mysqlErr(err); code != 1153 {
+			t.Errorf("got %v, want the node's 1153", err)
+		}
+		if got := str(t, c, "SELECT 'still here'"); got != "still here" {
+			t.Errorf("session unusable after the node's error")
+		}
+		// PyMySQL checks sequence ids strictly: it reported "Packet
+		// sequence number wrong" when the error kept the node's numbering.
+		script := fmt.Sprintf(`
+import pymysql
+c = pymysql.connect(host="127.0.0.1", port=%s, user=%q, password=%q, database="app")
+cur = c.cursor()
+try:
+    cur.execute("SELECT LENGTH(%%s)", ("x" * %d,))
+    print("no error")
+except pymysql.err.MySQLError as e:
+    print("error", e.args[0])
+cur.execute("SELECT 'after'")
+print(cur.fetchone()[0])
+`, portOf(pt.addr), pt.sb.Credentials.AppUser, pt.sb.Credentials.AppPassword, maxPkt+(1<<20))
+		out, err := exec.Command("/usr/bin/python3", "-c", script).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "error 1153\nafter" {
+			t.Errorf("PyMySQL: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("warnings, FOUND_ROWS() and LAST_INSERT_ID() see the statement before them", func(t *testing.T) {
+		c := pinConn(t, pt.db(t, nil))
+		if got := str(t, c, "SELECT CAST('abc' AS SIGNED)"); got != "0" {
+			t.Fatalf("CAST gave %s", got)
+		}
+		if got := str(t, c, "SELECT @@warning_count"); got != "1" {
+			t.Errorf("@@warning_count after a read with a warning = %s, want 1", got)
+		}
+		if got := showWarningCodes(t, c); got != "1292" {
+			t.Errorf("SHOW WARNINGS after a read with a warning: %q, want 1292", got)
+		}
+		res := mustExec(t, c, "INSERT INTO app.w (node, v) VALUES ('parent', 0)")
+		id, _ := res.LastInsertId()
+		str(t, c, "SELECT COUNT(*) FROM app.w") // a read in between, on a reader
+		if got := str(t, c, "SELECT LAST_INSERT_ID()"); got != strconv.FormatInt(id, 10) {
+			t.Errorf("LAST_INSERT_ID() after an intervening read = %s, want %d", got, id)
+		}
+		str(t, c, "SELECT COUNT(*) FROM app.w")
+		mustExec(t, c, "INSERT INTO app.w (node, v) VALUES ('child', LAST_INSERT_ID())")
+		if got := str(t, c, "SELECT v FROM app.w WHERE node = 'child' ORDER BY id DESC LIMIT 1 /* galeon:writer */"); got != strconv.FormatInt(id, 10) {
+			t.Errorf("child row got parent id %s, want %d", got, id)
+		}
+		total := str(t, c, "SELECT COUNT(*) FROM app.w /* galeon:writer */")
+		str(t, c, "SELECT SQL_CALC_FOUND_ROWS id FROM app.w /* galeon:writer */ LIMIT 1")
+		if got := str(t, c, "SELECT FOUND_ROWS()"); got != total {
+			t.Errorf("FOUND_ROWS() after SQL_CALC_FOUND_ROWS = %s, want %s", got, total)
+		}
+		rows, err := c.QueryContext(context.Background(), "SELECT seq FROM seq_1_to_5 LIMIT 3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		if got := str(t, c, "SELECT FOUND_ROWS()"); got != "3" {
+			t.Errorf("FOUND_ROWS() after a 3-row read = %s, want 3", got)
+		}
+		_, err = c.ExecContext(context.Background(), "SELECT * FROM app.no_such_table")
+		if mysqlErr(err) != 1146 {
+			t.Fatalf("want 1146, got %v", err)
+		}
+		if got := showWarningCodes(t, c); got != "1146" {
+			t.Errorf("SHOW WARNINGS after an error: %q, want 1146", got)
+		}
+	})
+}
+
+// showWarningCodes runs SHOW WARNINGS and returns the codes, comma-separated.
+func showWarningCodes(t *testing.T, c *sql.Conn) string {
+	t.Helper()
+	rows, err := c.QueryContext(context.Background(), "SHOW WARNINGS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var codes []string
+	for rows.Next() {
+		var level, code, msg string
+		if err := rows.Scan(&level, &code, &msg); err != nil {
+			t.Fatal(err)
+		}
+		codes = append(codes, code)
+	}
+	return strings.Join(codes, ",")
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}
+
+// readGreeting connects to addr and returns its initial handshake.
+func readGreeting(t *testing.T, addr string) *mysqlproto.Handshake {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	pkt, err := mysqlproto.NewPacketReader(bufio.NewReader(nc), 0).ReadPacket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := mysqlproto.ParseHandshake(pkt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs
+}
+
+// handshakeInsisting logs in while asking for extra capabilities whether
+// or not the server offered them, and returns the server's error.
+func handshakeInsisting(t *testing.T, addr string, extra mysqlproto.Capability) *mysqlproto.SQLError {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	c := mysqlproto.NewConn(bufio.NewReader(nc), bufio.NewWriter(nc), 0)
+	pkt, err := c.ReadPacket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mysqlproto.ParseHandshake(pkt); err != nil {
+		t.Fatal(err)
+	}
+	resp := &mysqlproto.HandshakeResponse{
+		Capabilities: mysqlproto.DefaultClientCapabilities | extra, MaxPacketSize: 1 << 24, Charset: 45,
+		Username: "nobody", AuthPlugin: mysqlproto.NativePasswordPlugin,
+	}
+	b, err := mysqlproto.AppendHandshakeResponse(nil, resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WritePacket(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := c.ReadPacket()
+	if err != nil {
+		t.Fatalf("no answer to a handshake asking for unoffered capabilities: %v", err)
+	}
+	if !mysqlproto.IsErr(reply) {
+		return nil
+	}
+	e, _ := mysqlproto.ParseErr(reply)
+	return e
+}
