@@ -56,6 +56,7 @@ func (s *session) comChangeUser(pkt []byte) (bool, error) {
 	s.user.conns.Add(-1)
 	u.conns.Add(1)
 	s.user = u
+	s.userName.Store(&u.name)
 	s.prof = backend.Profile{User: u.backendUser, Password: u.backendPassword, Caps: s.caps & backend.ProfileCaps, Charset: s.prof.Charset}
 	if cu.charset != 0 {
 		s.prof.Charset = cu.charset

@@ -216,6 +216,11 @@ func (s *session) comQuery(pkt []byte) error {
 	// client read: no copy on the hot path.
 	q := unsafe.String(unsafe.SliceData(qb), len(qb))
 	r := sqlclass.Classify(q)
+	if r.Kind == sqlclass.Kill {
+		if id, queryOnly, ok := killTarget(q); ok {
+			return s.comKill(id, queryOnly)
+		}
+	}
 	s.infile = false
 	if r.Kind == sqlclass.Load && r.Local {
 		if why := s.localInfileRefusal(); why != "" {

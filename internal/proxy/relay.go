@@ -27,6 +27,8 @@ type relayResult struct {
 // client buffer fills on a large result). Failures of c come back as
 // *backendErr with c marked broken.
 func (s *session) forward(c *backend.Conn, payload []byte, kind mysqlproto.ResponseKind) (relayResult, error) {
+	s.running.Store(c)
+	defer s.running.Store(nil)
 	c.ResetSeq()
 	err := c.WritePacket(payload)
 	if err == nil {

@@ -3,9 +3,11 @@ package proxy
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
@@ -54,6 +56,12 @@ type session struct {
 	// the held connection; keep it until that transaction ends.
 	nextTxnHold bool
 
+	// running is the backend connection a statement is running on, for
+	// KILL from another session; userName is the logged-in user, read
+	// by that other session.
+	running  atomic.Pointer[backend.Conn]
+	userName atomic.Pointer[string]
+
 	held *backend.Conn
 	hold holdKind
 	// last is the connection of the previous statement when it was not
@@ -98,7 +106,7 @@ func newSession(p *Proxy, nc net.Conn) *session {
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	s := &session{
 		p: p, nc: nc, out: nc, pc: mysqlproto.NewConn(br, nil, int(p.cfg.Proxy.MaxPacketSize)),
-		id: p.connIDs.Add(1), host: host, vars: map[string]string{}, autocommit: true,
+		id: p.nextSessionID(), host: host, vars: map[string]string{}, autocommit: true,
 		stmts: map[uint32]*clientStmt{},
 	}
 	return s
@@ -297,6 +305,7 @@ func (s *session) handshake() error {
 	}
 	u.conns.Add(1)
 	s.user = u
+	s.userName.Store(&u.name)
 	s.prof = backend.Profile{User: u.backendUser, Password: u.backendPassword,
 		Caps: s.caps & backend.ProfileCaps, Charset: resp.Charset}
 	s.multiStmts = s.caps.Has(mysqlproto.ClientMultiStatements)
@@ -355,6 +364,14 @@ func (s *session) dispatch(pkt []byte) (quit bool, err error) {
 		return false, s.comFieldList(pkt)
 	case mysqlproto.ComStatistics:
 		return false, s.comStatistics()
+	case mysqlproto.ComProcessKill:
+		if len(pkt) == 5 {
+			id := uint32(pkt[1]) | uint32(pkt[2])<<8 | uint32(pkt[3])<<16 | uint32(pkt[4])<<24
+			if id >= sessionIDBase {
+				return false, s.comKill(id, false)
+			}
+			return false, s.comQuery(append([]byte{byte(mysqlproto.ComQuery)}, fmt.Sprintf("KILL %d", id)...))
+		}
 	}
 	return false, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
 		"galeon does not support command %s (0x%02x)", mysqlproto.Command(pkt[0]), pkt[0]))

@@ -172,6 +172,51 @@ print(cur.fetchone()[0])
 		}
 	})
 
+	t.Run("KILL QUERY with the id from the greeting interrupts that session's statement, nothing else", func(t *testing.T) {
+		// What drivers do on a query timeout and the mariadb CLI on
+		// Ctrl-C: a second connection sends KILL QUERY <greeting id>.
+		script := fmt.Sprintf(`
+import pymysql, threading, time
+kw = dict(host="127.0.0.1", port=%s, user=%q, password=%q, database="app", autocommit=True)
+a, b = pymysql.connect(**kw), pymysql.connect(**kw)
+out = {}
+def run():
+    t0 = time.monotonic()
+    cur = a.cursor()
+    try:
+        cur.execute("SELECT SLEEP(30) /* galeon:writer */")
+        out["result"] = cur.fetchone()[0]
+    except pymysql.err.MySQLError as e:
+        out["result"] = e.args[0]  # MariaDB: 1317 query execution was interrupted
+    out["took"] = time.monotonic() - t0
+th = threading.Thread(target=run); th.start()
+cur = b.cursor()
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(30)%%' /* galeon:writer */")
+    if cur.fetchone()[0] > 0: break
+cur.execute("KILL QUERY %%d" %% a.thread_id())
+th.join(25)
+print("interrupted", out.get("result"), out.get("took", 99) < 10)
+cur.execute("SELECT 'b still here'"); print(cur.fetchone()[0])
+c2 = a.cursor(); c2.execute("SELECT 'a still here'"); print(c2.fetchone()[0])
+try:
+    cur.execute("KILL QUERY %%d" %% (a.thread_id() + 1000000))
+except pymysql.err.MySQLError as e:
+    print("unknown", e.args[0])
+cur.execute("KILL %%d" %% a.thread_id())
+try:
+    c2.execute("SELECT 1"); print("a survived")
+except pymysql.err.MySQLError as e:
+    print("a gone")
+`, portOf(pt.addr), pt.sb.Credentials.AppUser, pt.sb.Credentials.AppPassword)
+		out, err := exec.Command("/usr/bin/python3", "-c", script).CombinedOutput()
+		want := "interrupted 1317 True\nb still here\na still here\nunknown 1094\na gone"
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("got %v\n%s\nwant\n%s", err, out, want)
+		}
+	})
+
 	t.Run("warnings, FOUND_ROWS() and LAST_INSERT_ID() see the statement before them", func(t *testing.T) {
 		c := pinConn(t, pt.db(t, nil))
 		if got := str(t, c, "SELECT CAST('abc' AS SIGNED)"); got != "0" {

@@ -1,0 +1,103 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+)
+
+// Drivers cancel a statement (a query timeout, Ctrl-C in the mariadb
+// CLI) by opening a second connection and sending KILL QUERY with the
+// connection id from the first one's greeting: galeon's session id. Sent
+// to a node as it is, that id would name an unrelated backend thread —
+// possibly another client's pooled connection. So galeon numbers its
+// sessions from sessionIDBase up, above the thread ids nodes hand out,
+// and answers KILL of such an id itself: it interrupts the statement the
+// session runs on its node (KILL QUERY with the backend thread id) and,
+// for KILL [CONNECTION], ends the session too. Smaller ids are node
+// thread ids (as SHOW PROCESSLIST shows them) and go to the node.
+
+// sessionIDBase is the first session id; ids stay below 2^31 so that
+// clients reading them as signed 32-bit integers see them positive.
+const sessionIDBase = 1 << 30
+
+// nextSessionID returns a session id in [sessionIDBase, 2^31).
+func (p *Proxy) nextSessionID() uint32 {
+	return sessionIDBase + p.connIDs.Add(1)%sessionIDBase
+}
+
+// killTarget parses KILL [HARD|SOFT] [CONNECTION|QUERY] id; ok is false
+// for other forms (KILL USER, KILL QUERY ID) and for ids that are not
+// galeon's.
+func killTarget(q string) (id uint32, queryOnly, ok bool) {
+	f := strings.Fields(strings.TrimRight(strings.TrimSpace(q), "; \t\n"))
+	if len(f) < 2 || !strings.EqualFold(f[0], "KILL") {
+		return 0, false, false
+	}
+	f = f[1:]
+	if len(f) > 1 && (strings.EqualFold(f[0], "HARD") || strings.EqualFold(f[0], "SOFT")) {
+		f = f[1:]
+	}
+	if len(f) > 1 && (strings.EqualFold(f[0], "QUERY") || strings.EqualFold(f[0], "CONNECTION")) {
+		queryOnly = strings.EqualFold(f[0], "QUERY")
+		f = f[1:]
+	}
+	if len(f) != 1 {
+		return 0, false, false
+	}
+	n, err := strconv.ParseUint(f[0], 10, 32)
+	if err != nil || n < sessionIDBase {
+		return 0, false, false
+	}
+	return uint32(n), queryOnly, true
+}
+
+// comKill answers KILL of a galeon session id.
+func (s *session) comKill(id uint32, queryOnly bool) error {
+	var target *session
+	s.p.mu.Lock()
+	for t := range s.p.sessions {
+		if t.id == id {
+			target = t
+			break
+		}
+	}
+	s.p.mu.Unlock()
+	if target == nil || target.userName.Load() == nil {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1094), "Unknown thread id: %d", id))
+	}
+	if *target.userName.Load() != s.user.name {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1095), "You are not owner of thread %d", id))
+	}
+	if err := s.interrupt(target); err != nil {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1094),
+			"galeon: could not interrupt the statement of connection %d on its node: %v", id, err))
+	}
+	if !queryOnly {
+		s.p.mu.Lock() // Serve also closes sessions through nc
+		target.nc.Close()
+		s.p.mu.Unlock()
+	}
+	return s.sendOK()
+}
+
+// interrupt stops the statement target is running on a node, if any, with
+// KILL QUERY of its backend thread, sent over a connection of the same
+// node.
+func (s *session) interrupt(target *session) error {
+	running := target.running.Load()
+	if running == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.p.cfg.Pool.ConnectTimeout.D())
+	defer cancel()
+	c, err := s.p.pools[running.Server()].Get(ctx, s.prof)
+	if err != nil {
+		return err
+	}
+	defer s.release(c)
+	return c.Query(fmt.Sprintf("KILL QUERY %d", running.ThreadID))
+}
