@@ -39,6 +39,10 @@ type Conn struct {
 	Dirty bool
 	// LastInsertID is what LAST_INSERT_ID() returns on this connection.
 	LastInsertID uint64
+	// Diag: a statement left warnings or an error on the connection that
+	// may still be there (only a statement that reads a table, or a
+	// reset, clears them in MariaDB).
+	Diag bool
 
 	gen uint64 // bumped on every Put, under the pool's lock
 

@@ -47,7 +47,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 		c := s.last
 		s.last = nil
 		if (!r.IsWrite() || s.isWriter(c.Server())) && c.Pool().TakeBack(c, s.prof, s.lastGen) {
-			return s.withLastInsertID(c, "held")
+			return s.asPrevious(c, "held", false)
 		}
 	}
 	hg := s.hostgroupFor(q, r)
@@ -55,18 +55,33 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 	if err != nil || !r.NeedsSameConn {
 		return c, hg, err
 	}
-	return s.withLastInsertID(c, hg)
+	return s.asPrevious(c, hg, true)
 }
 
-// withLastInsertID makes LAST_INSERT_ID() on c return the session's last
-// insert id, which another connection of the session produced: a
-// statement such as INSERT INTO child VALUES (LAST_INSERT_ID(), ...)
-// after an intervening read must see its parent's id.
-func (s *session) withLastInsertID(c *backend.Conn, hg string) (*backend.Conn, string, error) {
-	if c.LastInsertID == s.lastInsertID {
+// clearDiagnostics empties a connection's warnings and errors. MariaDB
+// keeps them across statements that use no table (DO 0, SELECT 1), so it
+// takes a statement that reads one.
+const clearDiagnostics = "(SELECT 1 FROM information_schema.ENGINES LIMIT 0)"
+
+// asPrevious prepares c, about to run a statement about the previous one
+// (SHOW WARNINGS, LAST_INSERT_ID(), ...), to answer as the connection of
+// that statement would. LAST_INSERT_ID() must return the session's last
+// insert id, which another of its connections produced: INSERT INTO child
+// VALUES (LAST_INSERT_ID(), ...) after an intervening read must see its
+// parent's id. And a connection that was not the previous statement's
+// (foreign) must not show the warnings another session left on it.
+func (s *session) asPrevious(c *backend.Conn, hg string, foreign bool) (*backend.Conn, string, error) {
+	var do []string
+	if c.LastInsertID != s.lastInsertID {
+		do = append(do, fmt.Sprintf("LAST_INSERT_ID(%d)", s.lastInsertID))
+	}
+	if foreign && c.Diag {
+		do = append(do, clearDiagnostics)
+	}
+	if len(do) == 0 {
 		return c, hg, nil
 	}
-	if err := c.Query(fmt.Sprintf("DO LAST_INSERT_ID(%d)", s.lastInsertID)); err != nil {
+	if err := c.Query("DO " + strings.Join(do, ", ")); err != nil {
 		if c.Broken() {
 			s.discard(c)
 		} else {
@@ -74,7 +89,7 @@ func (s *session) withLastInsertID(c *backend.Conn, hg string) (*backend.Conn, s
 		}
 		return nil, "", err
 	}
-	c.LastInsertID = s.lastInsertID
+	c.LastInsertID, c.Diag = s.lastInsertID, c.Diag && !foreign
 	return c, hg, nil
 }
 
@@ -130,6 +145,10 @@ func (s *session) pin(c *backend.Conn, why string) {
 func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 	if res.lastInsertID != 0 {
 		s.lastInsertID, c.LastInsertID = res.lastInsertID, res.lastInsertID
+	}
+	if res.warnings > 0 || res.isErr {
+		// Sticky: statements that use no table leave them in place.
+		c.Diag = true
 	}
 	if c.Broken() {
 		// The node ended the connection after its answer (killed,

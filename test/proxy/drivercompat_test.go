@@ -260,6 +260,28 @@ except pymysql.err.MySQLError as e:
 			t.Errorf("SHOW WARNINGS after an error: %q, want 1146", got)
 		}
 	})
+
+	t.Run("SHOW WARNINGS never shows another session's warnings", func(t *testing.T) {
+		// One backend connection per node and one reader: every read of
+		// both sessions shares it.
+		one := startProxy(t, pt.sb, func(c *config.Config) {
+			c.Pool.MaxConnections = 1
+			for i := range c.Servers {
+				if c.Servers[i].Name == "node3" {
+					c.Servers[i].ReaderWeight = 0
+				}
+			}
+		})
+		a, b := pinConn(t, one.db(t, nil)), pinConn(t, one.db(t, nil))
+		str(t, a, "SELECT CAST('abc' AS SIGNED)")
+		str(t, a, "SELECT 1") // uses no table: MariaDB keeps the warning on the connection
+		if got := showWarningCodes(t, b); got != "" {
+			t.Errorf("session B sees warnings %q that session A left on a shared connection", got)
+		}
+		if got := str(t, b, "SELECT @@warning_count"); got != "0" {
+			t.Errorf("session B: @@warning_count = %s, want 0", got)
+		}
+	})
 }
 
 // showWarningCodes runs SHOW WARNINGS and returns the codes, comma-separated.
