@@ -65,27 +65,42 @@ func (p *Proxy) nodeGreeting() *mysqlproto.Handshake {
 func (p *Proxy) frontGreeting() (version string, caps mysqlproto.Capability, charset byte) {
 	select {
 	case <-p.greeted:
-	case <-time.After(p.cfg.Pool.ConnectTimeout.D()):
+	default:
+		t := time.NewTimer(p.cfg.Pool.ConnectTimeout.D())
+		select {
+		case <-p.greeted:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	g := p.nodeGreeting()
-	caps = g.Capabilities & relayCaps
-	if g.Capabilities&mysqlproto.ClientMySQL == 0 {
-		caps &^= mysqlproto.ClientMySQL // MariaDB style: extended capabilities follow
-	} else {
-		caps |= mysqlproto.ClientMySQL
-		caps &= 1<<32 - 1
-	}
-	if p.cfg.Proxy.Compression {
-		caps |= mysqlproto.ClientCompress
-	}
-	if p.tls != nil {
-		caps |= mysqlproto.ClientSSL
-	}
+	caps = presentedCaps(g.Capabilities, p.cfg.Proxy.Compression, p.tls != nil)
 	version = g.ServerVersion
 	if p.cfg.Proxy.ServerVersion != "" {
 		version = p.cfg.Proxy.ServerVersion
 	}
 	return version, caps, g.Charset
+}
+
+// presentedCaps derives the capabilities galeon offers from a node's: what
+// it can relay, in the node's style (MariaDB's extended capabilities or
+// MySQL's CLIENT_MYSQL), plus compression and TLS, which galeon
+// terminates itself.
+func presentedCaps(node mysqlproto.Capability, compress, tls bool) mysqlproto.Capability {
+	caps := node & relayCaps
+	if node&mysqlproto.ClientMySQL == 0 {
+		caps &^= mysqlproto.ClientMySQL // MariaDB style: extended capabilities follow
+	} else {
+		caps |= mysqlproto.ClientMySQL
+		caps &= 1<<32 - 1
+	}
+	if compress {
+		caps |= mysqlproto.ClientCompress
+	}
+	if tls {
+		caps |= mysqlproto.ClientSSL
+	}
+	return caps
 }
 
 // learnGreeting logs into the nodes once at start until one answers, so
