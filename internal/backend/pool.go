@@ -282,18 +282,15 @@ func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
 		return 0
 	}
 	if c.Dirty {
-		// COM_RESET_CONNECTION drops temporary tables, user variables,
-		// locks and prepared statements, and restores session defaults.
-		if err := c.SimpleCommand([]byte{byte(mysqlproto.ComResetConnection)}); err != nil {
-			p.discard(c)
-			return 0
-		}
-		c.Dirty = false
-		c.LastInsertID = 0
-		c.Vars = map[string]string{}
-		c.VarOrder = c.VarOrder[:0]
-		c.Stmts = map[string]*Stmt{}
-		c.MultiStatements = c.Caps.Has(mysqlproto.ClientMultiStatements)
+		// State that cannot be undone statement by statement (temporary
+		// tables, user variables, locks, an open transaction): close the
+		// connection. Not COM_RESET_CONNECTION: on MariaDB Galera a
+		// connection that was reset (or changed user) silently stops
+		// honouring wsrep_sync_wait — its reads are no longer causal,
+		// whatever the variable says (measured on 10.11.19; reported
+		// upstream as galera issue 613 for COM_CHANGE_USER).
+		p.discard(c)
+		return 0
 	}
 	c.lastUsed = time.Now()
 	p.mu.Lock()

@@ -127,7 +127,7 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 	snap := s.p.view.Load()
 	if srv, ok := pick(snap, hostgroup); ok {
 		if c := s.p.pools[srv.Name].TryIdle(s.prof); c != nil {
-			if c, err := s.ready(c, hostgroup, snap); c != nil || err != nil {
+			if c, err := s.ready(c, hostgroup, snap); c != nil || err != nil && !errors.Is(err, errFreshConn) {
 				return c, err
 			}
 		}
@@ -146,7 +146,11 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 		if srv, ok := pick(snap, hostgroup); ok {
 			c, err := s.p.pools[srv.Name].Get(ctx, s.prof)
 			if err == nil {
-				if c, err = s.ready(c, hostgroup, snap); c != nil || err != nil {
+				c, err = s.ready(c, hostgroup, snap)
+				if errors.Is(err, errFreshConn) {
+					continue // closed; the next Get takes another or dials
+				}
+				if c != nil || err != nil {
 					return c, err
 				}
 				err = errSyncBroke
@@ -184,6 +188,9 @@ func (s *session) ready(c *backend.Conn, hostgroup string, snap *topology.Snapsh
 	case err == nil:
 		s.claim(c, hostgroup, snap)
 		return c, nil
+	case errors.Is(err, errFreshConn):
+		s.discard(c)
+		return nil, err
 	case !c.Broken():
 		s.release(c)
 		return nil, err

@@ -13,16 +13,9 @@ import (
 // difference is sent, usually nothing at all.
 func (s *session) sync(c *backend.Conn) error {
 	if len(c.Vars) > 0 && !s.varsCover(c) {
-		// The connection carries variables this session never set: reset
-		// it to defaults rather than guess each variable's default.
-		if err := c.SimpleCommand([]byte{byte(mysqlproto.ComResetConnection)}); err != nil {
+		if err := s.restoreDefaults(c); err != nil {
 			return err
 		}
-		c.Vars = map[string]string{}
-		c.VarOrder = c.VarOrder[:0]
-		c.LastInsertID = 0
-		c.Stmts = map[string]*backend.Stmt{}
-		c.MultiStatements = c.Caps.Has(mysqlproto.ClientMultiStatements)
 	}
 	if s.schema != "" && c.Schema != s.schema {
 		if err := c.SimpleCommand(append([]byte{byte(mysqlproto.ComInitDB)}, s.schema...)); err != nil {
@@ -61,6 +54,44 @@ func (s *session) sync(c *backend.Conn) error {
 		}
 		c.Vars[name] = s.vars[name]
 	}
+	return nil
+}
+
+// errFreshConn: the connection carries state this session cannot undo
+// cheaply; the caller closes it and takes another.
+const errFreshConn = protoErr("the connection carries a character set this session did not choose")
+
+// restoreDefaults sets the variables c carries and this session never
+// set back to their defaults (SET @@session.x = DEFAULT), so the session
+// sees the server's defaults as on a new connection. It never uses
+// COM_RESET_CONNECTION, which breaks causal reads on MariaDB Galera (see
+// backend.Pool.Put). A connection whose character set another session
+// chose (SET NAMES) is not worth repairing: errFreshConn.
+func (s *session) restoreDefaults(c *backend.Conn) error {
+	var set []string
+	keep := c.VarOrder[:0:0]
+	for _, name := range c.VarOrder {
+		if _, ok := s.vars[name]; ok {
+			keep = append(keep, name)
+			continue
+		}
+		if name == sqlclass.NameNames || name == sqlclass.NameCharset {
+			return errFreshConn
+		}
+		set = append(set, "@@session."+name+" = DEFAULT")
+	}
+	if err := c.Query("SET " + strings.Join(set, ", ")); err != nil {
+		if !c.Broken() {
+			return errFreshConn // a variable that has no DEFAULT: start afresh
+		}
+		return err
+	}
+	for name := range c.Vars {
+		if _, ok := s.vars[name]; !ok {
+			delete(c.Vars, name)
+		}
+	}
+	c.VarOrder = keep
 	return nil
 }
 

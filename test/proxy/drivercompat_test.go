@@ -261,6 +261,42 @@ except pymysql.err.MySQLError as e:
 		}
 	})
 
+	t.Run("causal reads (wsrep_sync_wait) hold on connections other sessions used", func(t *testing.T) {
+		// MariaDB Galera stops honouring wsrep_sync_wait on a connection
+		// after COM_RESET_CONNECTION or COM_CHANGE_USER, whatever the
+		// variable says. galeon must never hand such a connection out:
+		// connections with state it cannot undo are closed, not reset.
+		one := startProxy(t, pt.sb, func(c *config.Config) {
+			c.Pool.MaxConnections = 1
+			for i := range c.Servers {
+				if c.Servers[i].Name == "node3" {
+					c.Servers[i].ReaderWeight = 0
+				}
+			}
+		})
+		// Session A leaves state on the only reader connection and goes.
+		adb, err := sql.Open("mysql", one.dsn(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, adb, "SET @galeon_dirty = 1")
+		adb.Close() // the session ends; galeon takes its connection back
+		b := pinConn(t, one.db(t, nil))
+		mustExec(t, b, "SET SESSION wsrep_sync_wait = 1")
+		mustExec(t, b, "CREATE TABLE IF NOT EXISTS app.causal (id INT PRIMARY KEY)")
+		stale := 0
+		for i := 0; i < 10; i++ {
+			mustExec(t, b, "DELETE FROM app.causal")
+			mustExec(t, b, "INSERT INTO app.causal SELECT seq FROM seq_1_to_5000")
+			if got := str(t, b, "SELECT COUNT(*) FROM app.causal"); got != "5000" {
+				stale++
+			}
+		}
+		if stale > 0 {
+			t.Errorf("%d of 10 reads after a write missed it with wsrep_sync_wait=1", stale)
+		}
+	})
+
 	t.Run("SHOW WARNINGS never shows another session's warnings", func(t *testing.T) {
 		// One backend connection per node and one reader: every read of
 		// both sessions shares it.
