@@ -133,3 +133,28 @@ func TestChooseWriter(t *testing.T) {
 		}
 	}
 }
+
+func TestClustercheck(t *testing.T) {
+	synced := map[string]string{"wsrep_local_state": "4", "wsrep_cluster_status": "Primary", "wsrep_ready": "ON"}
+	donor := map[string]string{"wsrep_local_state": "2", "wsrep_local_state_comment": "Donor/Desynced", "wsrep_cluster_status": "Primary", "wsrep_ready": "ON"}
+	nonPrim := map[string]string{"wsrep_local_state": "4", "wsrep_cluster_status": "non-Primary", "wsrep_ready": "OFF"}
+	joiner := map[string]string{"wsrep_local_state": "1", "wsrep_local_state_comment": "Joining", "wsrep_cluster_status": "Primary", "wsrep_ready": "OFF"}
+	cases := []struct {
+		name       string
+		status     map[string]string
+		allowDonor bool
+		ok         bool
+	}{
+		{"synced", synced, false, true},
+		{"donor refused", donor, false, false},
+		{"donor allowed", donor, true, true},
+		{"non-Primary", nonPrim, true, false},
+		{"joiner", joiner, true, false},
+		{"unreachable", nil, true, false},
+	}
+	for _, c := range cases {
+		if ok, why := Clustercheck(c.status, c.allowDonor); ok != c.ok || why == "" {
+			t.Errorf("%s: got %v (%q), want %v", c.name, ok, why, c.ok)
+		}
+	}
+}

@@ -1,62 +1,13 @@
 package sandbox
 
-import (
-	"bufio"
-	"os"
-	"strconv"
-	"strings"
-)
+import "github.com/galeon-db/galeon/internal/galera"
 
-// GraState is what Galera records in grastate.dat: the cluster state UUID,
-// the last committed seqno (-1 after a crash or while running) and whether
-// this node may bootstrap a new cluster.
-type GraState struct {
-	UUID            string
-	Seqno           int64
-	SafeToBootstrap bool
-}
+// GraState is a node's grastate.dat (see galera.Grastate).
+type GraState = galera.Grastate
 
-func readGraState(path string) (GraState, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return GraState{Seqno: -1}, err
-	}
-	defer f.Close()
-	g := GraState{Seqno: -1}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		switch strings.TrimSpace(k) {
-		case "uuid":
-			g.UUID = v
-		case "seqno":
-			g.Seqno, _ = strconv.ParseInt(v, 10, 64)
-		case "safe_to_bootstrap":
-			g.SafeToBootstrap = v == "1"
-		}
-	}
-	return g, sc.Err()
-}
+func readGraState(path string) (GraState, error) { return galera.ReadGrastate(path) }
 
-// setSafeToBootstrap rewrites the safe_to_bootstrap flag in place, keeping
-// every other line as Galera wrote it.
-func setSafeToBootstrap(path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "safe_to_bootstrap:") {
-			lines[i] = "safe_to_bootstrap: 1"
-		}
-	}
-	return os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o660)
-}
+func setSafeToBootstrap(path string) error { return galera.SetSafeToBootstrap(path) }
 
 // chooseBootstrap picks the node to bootstrap a stopped cluster from: the
 // highest seqno wins (it has every committed transaction); on a tie the

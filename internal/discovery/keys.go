@@ -1,0 +1,50 @@
+package discovery
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// Keys is the layout of one cluster's keys:
+//
+//	/galeon/<cluster>/nodes/<node>      NodeFacts (JSON), under the agent's lease
+//	/galeon/<cluster>/writer            the published writer decision
+//	/galeon/<cluster>/controller/       election of the controller (etcd concurrency)
+//	/galeon/<cluster>/proxies/<id>      each proxy's view, under its lease
+//	/galeon/<cluster>/config/           shared runtime configuration
+type Keys struct{ root string }
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// ValidName checks a cluster, node or proxy name: it becomes part of a
+// key, so it is limited to letters, digits, '_', '.' and '-'.
+func ValidName(what, name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%s name %q: use 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit", what, name)
+	}
+	return nil
+}
+
+// NewKeys returns the layout for cluster.
+func NewKeys(cluster string) Keys { return Keys{root: "/galeon/" + cluster + "/"} }
+
+// Root is the prefix of every key of the cluster.
+func (k Keys) Root() string { return k.root }
+
+// Nodes is the prefix of the node registrations.
+func (k Keys) Nodes() string { return k.root + "nodes/" }
+
+// Node is one node's registration.
+func (k Keys) Node(name string) string { return k.Nodes() + name }
+
+// Writer holds the published writer decision.
+func (k Keys) Writer() string { return k.root + "writer" }
+
+// Controller is the election prefix of the controller.
+func (k Keys) Controller() string { return k.root + "controller/" }
+
+// Proxies is the prefix of the proxies' registrations.
+func (k Keys) Proxies() string { return k.root + "proxies/" }
+
+// Config is the prefix of the shared configuration.
+func (k Keys) Config() string { return k.root + "config/" }

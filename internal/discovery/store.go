@@ -1,0 +1,233 @@
+package discovery
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Embedded is the Endpoints value that runs etcd inside the process.
+const Embedded = "embedded"
+
+// Config says where the store is. Every field is checked by Validate,
+// with the key it comes from in the message.
+type Config struct {
+	// Endpoints is "embedded" or a comma-separated list of etcd client
+	// URLs: etcd://h1:2379,h2:2379 (plain) or etcds://h1:2379 (TLS);
+	// http:// and https:// are accepted as etcd writes them.
+	Endpoints string
+	// Cluster names the Galera cluster: keys live under /galeon/<cluster>/.
+	Cluster string
+	// DataDir is where an embedded etcd keeps its data.
+	DataDir string
+	// ClientListen and PeerListen are the embedded etcd's addresses
+	// (loopback by default: 127.0.0.1:2379 and 127.0.0.1:2380).
+	ClientListen, PeerListen string
+	// Username and Password for etcd's authentication, if enabled.
+	Username, Password string
+	// CAFile verifies the servers' certificates (TLS); CertFile and
+	// KeyFile are a client certificate, for clusters that require one.
+	CAFile, CertFile, KeyFile string
+	// DialTimeout bounds the first connection (default 5s).
+	DialTimeout time.Duration
+}
+
+// Validate lists the problems of c, each naming its key (discovery.*).
+func (c Config) Validate() []string {
+	var out []string
+	add := func(key, format string, a ...any) {
+		out = append(out, "discovery."+key+": "+fmt.Sprintf(format, a...))
+	}
+	if err := ValidName("cluster", c.Cluster); err != nil {
+		add("cluster", "%v", err)
+	}
+	if c.Endpoints == Embedded {
+		if c.DataDir == "" {
+			add("data_dir", "required for the embedded etcd")
+		}
+		for key, a := range map[string]string{"client_listen": c.ClientListen, "peer_listen": c.PeerListen} {
+			if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
+				add(key, "%q is not host:port", a)
+			}
+		}
+	} else if _, _, err := parseEndpoints(c.Endpoints); err != nil {
+		add("endpoints", "%v", err)
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		add("cert_file", "cert_file and key_file go together")
+	}
+	if (c.Username == "") != (c.Password == "") {
+		add("username", "username and password go together")
+	}
+	return out
+}
+
+// parseEndpoints turns "etcd://h1:2379,etcds://h2:2379" into client URLs;
+// secure says whether TLS is asked for.
+func parseEndpoints(s string) (urls []string, secure bool, err error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, false, errors.New(`empty: use "embedded" or etcd://host:2379[,host:2379...]`)
+	}
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		u, perr := url.Parse(e)
+		if perr != nil || u.Host == "" {
+			return nil, false, fmt.Errorf("%q: not a URL such as etcd://10.0.0.1:2379", e)
+		}
+		if _, _, herr := net.SplitHostPort(u.Host); herr != nil {
+			return nil, false, fmt.Errorf("%q: the host needs a port, e.g. etcd://%s:2379", e, u.Host)
+		}
+		switch u.Scheme {
+		case "etcd", "http":
+			urls = append(urls, "http://"+u.Host)
+		case "etcds", "https":
+			urls = append(urls, "https://"+u.Host)
+			secure = true
+		default:
+			return nil, false, fmt.Errorf("%q: scheme must be etcd:// or etcds://", e)
+		}
+	}
+	return urls, secure, nil
+}
+
+// Store is an open connection to the control-plane store.
+type Store struct {
+	// Client is the etcd client, for packages that use etcd primitives
+	// (leases, elections) directly.
+	Client *clientv3.Client
+	Keys   Keys
+	// Endpoints are the client URLs in use.
+	Endpoints []string
+
+	server *embed.Etcd
+	log    *slog.Logger
+}
+
+// Open connects to the store, starting the embedded etcd first when so
+// configured, and checks that it answers: a store that cannot be reached
+// is an error at start, naming the endpoints, not a silent retry loop.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
+	if problems := cfg.Validate(); len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "; "))
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	s := &Store{Keys: NewKeys(cfg.Cluster), log: log}
+	var secure bool
+	if cfg.Endpoints == Embedded {
+		srv, url, err := startEmbedded(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.server, s.Endpoints = srv, []string{url}
+	} else {
+		s.Endpoints, secure, _ = parseEndpoints(cfg.Endpoints)
+	}
+	ccfg := clientv3.Config{
+		Endpoints: s.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop(),
+		Username: cfg.Username, Password: cfg.Password,
+		DialKeepAliveTime: 2 * time.Second, DialKeepAliveTimeout: 2 * time.Second,
+	}
+	if secure || cfg.CAFile != "" {
+		tc, err := tlsConfig(cfg)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		ccfg.TLS = tc
+	}
+	cli, err := clientv3.New(ccfg)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("discovery.endpoints %s: %w", strings.Join(s.Endpoints, ","), err)
+	}
+	s.Client = cli
+	pctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	if _, err := cli.Get(pctx, s.Keys.Root(), clientv3.WithCountOnly()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("discovery.endpoints %s: etcd does not answer within %s: %v (is it running and reachable? are the TLS and user settings right?)",
+			strings.Join(s.Endpoints, ","), cfg.DialTimeout, err)
+	}
+	return s, nil
+}
+
+func tlsConfig(cfg Config) (*tls.Config, error) {
+	info := transport.TLSInfo{TrustedCAFile: cfg.CAFile, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile}
+	tc, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("discovery TLS files (ca_file, cert_file, key_file): %w", err)
+	}
+	return tc, nil
+}
+
+// startEmbedded runs a single-member etcd on loopback in this process.
+func startEmbedded(ctx context.Context, cfg Config) (*embed.Etcd, string, error) {
+	client, peer := cfg.ClientListen, cfg.PeerListen
+	if client == "" {
+		client = "127.0.0.1:2379"
+	}
+	if peer == "" {
+		peer = "127.0.0.1:2380"
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("discovery.data_dir: %w", err)
+	}
+	ec := embed.NewConfig()
+	ec.Name = "galeon"
+	ec.Dir = filepath.Join(cfg.DataDir, "etcd")
+	cu, pu := url.URL{Scheme: "http", Host: client}, url.URL{Scheme: "http", Host: peer}
+	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
+	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	ec.InitialCluster = ec.Name + "=" + pu.String()
+	ec.LogLevel = "error"
+	ec.LogOutputs = []string{filepath.Join(cfg.DataDir, "etcd.log")}
+	// Leases must expire soon after an agent dies (issue: within 3 s);
+	// etcd's smallest TTL follows from its election timeout.
+	ec.TickMs, ec.ElectionMs = 100, 1000
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return nil, "", fmt.Errorf("embedded etcd (discovery.client_listen %s, peer_listen %s, data_dir %s): %w", client, peer, cfg.DataDir, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, "", fmt.Errorf("embedded etcd: %w", err)
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, "", errors.New("embedded etcd did not become ready within 30s; see etcd.log in discovery.data_dir")
+	case <-ctx.Done():
+		e.Close()
+		return nil, "", ctx.Err()
+	}
+	return e, cu.String(), nil
+}
+
+// Close closes the client and stops the embedded etcd, if any.
+func (s *Store) Close() error {
+	if s.Client != nil {
+		s.Client.Close()
+	}
+	if s.server != nil {
+		s.server.Close()
+	}
+	return nil
+}
