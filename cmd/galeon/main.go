@@ -23,6 +23,7 @@ func commands() []command {
 		{"sandbox", "run local MariaDB Galera clusters (up, status, stop, start, add, remove, kill, ...)", runSandbox},
 		{"proxy", "MySQL-protocol proxy with read/write split, pooling and multiplexing", runProxy},
 		{"status", "live wsrep view of a Galera cluster, one line per node per interval", runStatus},
+		{"agent", "node agent: registers a Galera node in etcd, clustercheck endpoint for HAProxy", runAgent},
 		{"version", "print the galeon version", func(context.Context, []string) error {
 			fmt.Println("galeon", version)
 			return nil
