@@ -68,8 +68,10 @@ type State struct {
 	ProviderOptions map[string]string `json:"provider_options,omitempty"`
 	// ServerOptions override or extend the default [mariadbd] options.
 	ServerOptions map[string]string `json:"server_options,omitempty"`
-	Nodes         []Node            `json:"nodes"`
-	Credentials   Credentials       `json:"credentials"`
+	// TLS: every node serves TLS with the certificate of TLSFiles.
+	TLS         bool        `json:"tls,omitempty"`
+	Nodes       []Node      `json:"nodes"`
+	Credentials Credentials `json:"credentials"`
 }
 
 func newNode(basePort, index int) Node {

@@ -120,6 +120,12 @@ wsrep_sst_method = %s
 	if s.SSTMethod == "mariabackup" {
 		fmt.Fprintf(&b, "wsrep_sst_auth = %s:%s\n", s.Credentials.SSTUser, s.Credentials.SSTPassword)
 	}
+	if s.TLS {
+		// The SST scripts would pick these up and encrypt the state
+		// transfer with stunnel; clients get TLS, SST stays plain.
+		ca, cert, key := s.TLSFiles()
+		fmt.Fprintf(&b, "ssl_ca = %s\nssl_cert = %s\nssl_key = %s\n\n[sst]\nssl-mode = DISABLED\n", ca, cert, key)
+	}
 	b.WriteString("\n[client]\nsocket = " + s.socket(n) + "\n")
 	return b.String()
 }

@@ -29,6 +29,9 @@ type Options struct {
 	// defaults (wsrep_provider_options entries and [mariadbd] options).
 	ProviderOptions map[string]string
 	ServerOptions   map[string]string
+	// TLS makes up generate a CA and a server certificate (TLSFiles) and
+	// every node serve TLS with them.
+	TLS bool
 	Control
 }
 
@@ -126,7 +129,7 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 	sb := &Sandbox{
 		State: State{
 			Name: opts.Name, Dir: opts.Dir, BasePort: opts.BasePort, SSTMethod: opts.SSTMethod,
-			ProviderOptions: opts.ProviderOptions, ServerOptions: opts.ServerOptions,
+			ProviderOptions: opts.ProviderOptions, ServerOptions: opts.ServerOptions, TLS: opts.TLS,
 			Credentials: newCredentials(),
 		},
 		ctl: opts.Control,
@@ -155,6 +158,11 @@ func (sb *Sandbox) create(ctx context.Context) error {
 	}
 	if err := sb.save(); err != nil {
 		return err
+	}
+	if sb.TLS {
+		if err := sb.writeTLSFiles(); err != nil {
+			return fmt.Errorf("create TLS certificates: %w", err)
+		}
 	}
 	for _, n := range sb.Nodes {
 		if err := sb.prepareNodeDir(n); err != nil {

@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGraStateAndBootstrapChoice(t *testing.T) {
@@ -69,5 +72,38 @@ func TestPhasesAreOrdered(t *testing.T) {
 	}
 	if r, _ := phase("some unrelated line"); r != -1 {
 		t.Errorf("unrelated line ranked %d", r)
+	}
+}
+
+func TestTLSMaterialVerifies(t *testing.T) {
+	caPEM, certPEM, keyPEM, err := newTLSMaterial(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatalf("certificate and key do not match: %v", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		t.Fatal("CA PEM does not parse")
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"127.0.0.1", "localhost"} {
+		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: name}); err != nil {
+			t.Errorf("server certificate does not verify for %s: %v", name, err)
+		}
+	}
+	s := &State{Name: "demo", Dir: "/var/tmp/galeon/demo", BasePort: 4400, SSTMethod: "rsync", TLS: true}
+	s.Nodes = []Node{newNode(4400, 1)}
+	cnf := s.myCnf(s.Nodes[0])
+	for _, want := range []string{"ssl_ca = /var/tmp/galeon/demo/tls/ca.pem", "ssl_cert = /var/tmp/galeon/demo/tls/server.pem",
+		"ssl_key = /var/tmp/galeon/demo/tls/server-key.pem", "[sst]\nssl-mode = DISABLED"} {
+		if !strings.Contains(cnf, want) {
+			t.Errorf("my.cnf with TLS lacks %q:\n%s", want, cnf)
+		}
 	}
 }
