@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/nodesync"
 	"github.com/galeon-db/galeon/internal/proxy"
 )
 
@@ -108,6 +110,15 @@ func runProxy(ctx context.Context, args []string) error {
 	p, err := proxy.New(cfg, log)
 	if err != nil {
 		return err
+	}
+	if cfg.Discovery.Enabled() {
+		store, err := discovery.Open(ctx, cfg.Discovery.Store(), log)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		go nodesync.Follow(ctx, store, p)
+		log.Info("following service discovery", "endpoints", strings.Join(store.Endpoints, ","), "cluster", cfg.Discovery.Cluster)
 	}
 	errs := make(chan error, 2)
 	go func() { errs <- p.Serve(ctx) }()

@@ -84,6 +84,7 @@ type Pool struct {
 	latencyUs                atomic.Int64
 	lastErr                  atomic.Pointer[string]
 	greeting                 atomic.Pointer[mysqlproto.Handshake]
+	retired                  atomic.Bool
 }
 
 // waiter is a Get blocked on a full pool. It receives a connection of
@@ -257,6 +258,13 @@ func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
 	return c, nil
 }
 
+// Retire closes the idle connections of a node that left the cluster;
+// connections still in use are closed when they come back.
+func (p *Pool) Retire() {
+	p.retired.Store(true)
+	p.CloseIdle(true)
+}
+
 // Greeting is the handshake the node sent on the last successful connect
 // (its version, capabilities and default collation), or nil before one.
 // galeon presents the same to its clients, because drivers choose
@@ -277,7 +285,7 @@ func (p *Pool) LastError() string {
 func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
 	p.used.Add(-1)
 	p.endUse(c)
-	if c.broken || c.fenced.Load() {
+	if c.broken || c.fenced.Load() || p.retired.Load() {
 		p.discard(c)
 		return 0
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/galeon-db/galeon/internal/discovery"
 )
 
 // Hostgroup names known to the router. Query rules and hints may route to
@@ -32,6 +35,7 @@ type Config struct {
 	Admin      Admin       `toml:"admin"`
 	Pool       Pool        `toml:"pool"`
 	Galera     Galera      `toml:"galera"`
+	Discovery  Discovery   `toml:"discovery"`
 	Users      []User      `toml:"users"`
 	Servers    []Server    `toml:"servers"`
 	QueryRules []QueryRule `toml:"query_rules"`
@@ -119,6 +123,38 @@ type Galera struct {
 	MaxWriters         int      `toml:"max_writers"`
 }
 
+// Discovery connects the proxy to the control plane (etcd), where agents
+// register the cluster's nodes: a node that registers is monitored and
+// routed to with no change to this file.
+type Discovery struct {
+	// Endpoints: "" (off, the default for now), "embedded" (an etcd inside
+	// this proxy, on loopback) or etcd://h1:2379,h2:2379 (etcds:// for TLS).
+	Endpoints    string `toml:"endpoints"`
+	Cluster      string `toml:"cluster"`
+	DataDir      string `toml:"data_dir"`
+	ClientListen string `toml:"client_listen"`
+	PeerListen   string `toml:"peer_listen"`
+	Username     string `toml:"username"`
+	Password     string `toml:"password"`
+	CAFile       string `toml:"ca_file"`
+	CertFile     string `toml:"cert_file"`
+	KeyFile      string `toml:"key_file"`
+	// WriterWeight and ReaderWeight are given to discovered nodes (a
+	// [[servers]] entry of the same name keeps its own).
+	WriterWeight int `toml:"writer_weight"`
+	ReaderWeight int `toml:"reader_weight"`
+}
+
+// Enabled says whether the proxy follows service discovery.
+func (d Discovery) Enabled() bool { return d.Endpoints != "" }
+
+// Store is the discovery package's view of these settings.
+func (d Discovery) Store() discovery.Config {
+	return discovery.Config{Endpoints: d.Endpoints, Cluster: d.Cluster, DataDir: d.DataDir,
+		ClientListen: d.ClientListen, PeerListen: d.PeerListen, Username: d.Username, Password: d.Password,
+		CAFile: d.CAFile, CertFile: d.CertFile, KeyFile: d.KeyFile}
+}
+
 // Enabled says whether the Galera monitor runs.
 func (g Galera) Enabled() bool { return g.MonitorUser != "" }
 
@@ -183,6 +219,7 @@ func Defaults() Config {
 			PingAfterIdle:  Duration(5 * time.Second),
 			HealthInterval: Duration(time.Second),
 		},
+		Discovery: Discovery{Cluster: "galeon", WriterWeight: 100, ReaderWeight: 100},
 		Galera: Galera{
 			Interval: Duration(500 * time.Millisecond), CheckTimeout: Duration(300 * time.Millisecond),
 			OKChecks: 2, MaxMissedChecks: 2, MaxTransactionsBehind: 100, Failback: "never",
@@ -210,6 +247,10 @@ func Parse(text, name string) (*Config, error) {
 			return nil, fmt.Errorf("%s: line %d: %s", name, perr.Position.Line, perr.Message)
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if cfg.Discovery.Endpoints == discovery.Embedded && cfg.Discovery.DataDir == "" {
+		// The embedded etcd keeps its data beside the proxy's state.
+		cfg.Discovery.DataDir = filepath.Join(filepath.Dir(name), "galeon-discovery")
 	}
 	var problems []string
 	for _, k := range md.Undecoded() {
@@ -276,8 +317,16 @@ func (c *Config) Validate() []string {
 			add(key, "must be positive, e.g. \"2s\"")
 		}
 	}
-	if len(c.Servers) == 0 {
-		add("servers", "at least one [[servers]] entry is required")
+	if d := c.Discovery; d.Enabled() {
+		p = append(p, d.Store().Validate()...)
+		if !c.Galera.Enabled() {
+			add("galera.monitor_user", "required with discovery: galeon checks every discovered node with its Galera monitor before routing to it")
+		}
+		if d.WriterWeight < 0 || d.ReaderWeight < 0 {
+			add("discovery.writer_weight", "weights must be 0 or more")
+		}
+	} else if len(c.Servers) == 0 {
+		add("servers", "at least one [[servers]] entry is required (or [discovery] endpoints)")
 	}
 	g := c.Galera
 	if g.Interval < Duration(50*time.Millisecond) {

@@ -158,3 +158,31 @@ func TestClustercheck(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseWriterWaitsForBetterNodeComingUp: with no writer yet, the
+// choice waits for a better node still proving itself, so that it does
+// not depend on which node answered its checks first — but not forever.
+func TestChooseWriterWaitsForBetterNodeComingUp(t *testing.T) {
+	now := time.Now()
+	node3 := Candidate{Name: "node3", WriterWeight: 100, Health: Health{State: Online}, HealthySince: now.Add(-time.Second)}
+	node1 := Candidate{Name: "node1", WriterWeight: 100, Health: Health{State: Offline, Reason: "recovering: 1 of 2 good checks"}}
+	never := Failback{Mode: "never"}
+	if got := ChooseWriter([]Candidate{node1, node3}, "", never, now); got != "" {
+		t.Errorf("chose %q while node1 (first by name) is coming up", got)
+	}
+	if got := ChooseWriter([]Candidate{node1, node3}, "", never, now.Add(startupGrace)); got != "node3" {
+		t.Errorf("after the grace: %q, want node3", got)
+	}
+	node1.Health = Health{State: Offline, Reason: "unreachable: connection refused"}
+	if got := ChooseWriter([]Candidate{node1, node3}, "", never, now); got != "node3" {
+		t.Errorf("a failing (not coming-up) node1 held up the choice: %q", got)
+	}
+	node1.Health = Health{State: Offline, Reason: ReasonNotChecked}
+	if got := ChooseWriter([]Candidate{node1, node3}, "node3", never, now); got != "node3" {
+		t.Errorf("a current writer must not wait for anyone: %q", got)
+	}
+	node1.Health = Health{State: Online}
+	if got := ChooseWriter([]Candidate{node1, node3}, "", never, now); got != "node1" {
+		t.Errorf("both online, no writer yet: %q, want node1", got)
+	}
+}

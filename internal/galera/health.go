@@ -51,6 +51,19 @@ type Policy struct {
 }
 
 // Health is the evaluated state of one node, carried from poll to poll.
+// Reasons of a node that is coming up: registered but not polled yet, or
+// answering well but not yet ok_checks times in a row.
+const (
+	ReasonNotChecked = "not checked yet"
+	reasonRecovering = "recovering:"
+)
+
+// ComingUp reports whether a node's reason says it is on its way to
+// ONLINE rather than failing.
+func ComingUp(reason string) bool {
+	return reason == ReasonNotChecked || strings.HasPrefix(reason, reasonRecovering)
+}
+
 type Health struct {
 	State  State
 	Reason string
@@ -105,7 +118,7 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 		h.good++
 		if prev.State != Online && h.good < max(1, p.OKChecks) {
 			// Not yet: a node must prove itself OKChecks times in a row.
-			h.Reason = fmt.Sprintf("recovering: %d of %d good checks", h.good, p.OKChecks)
+			h.Reason = fmt.Sprintf("%s %d of %d good checks", reasonRecovering, h.good, p.OKChecks)
 			return h
 		}
 		h.State, h.Reason = Online, ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -59,10 +60,18 @@ type Monitor struct {
 	// time any node's state or reason changes.
 	OnUpdate func(map[string]Health)
 
-	kick map[string]chan struct{}
+	// changes carries nodes added and removed while Run runs.
+	changes chan nodeChange
 
 	mu     sync.Mutex
+	kick   map[string]chan struct{}
 	checks map[string]Check
+}
+
+// nodeChange adds (remove false) or removes a node.
+type nodeChange struct {
+	node   Node
+	remove bool
 }
 
 // Check is the latest poll of one node as operators see it: when it ran,
@@ -99,17 +108,30 @@ func NewMonitor(cfg MonitorConfig, nodes []Node) *Monitor {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 300 * time.Millisecond
 	}
-	m := &Monitor{cfg: cfg, nodes: nodes, kick: map[string]chan struct{}{}, checks: map[string]Check{}}
+	m := &Monitor{cfg: cfg, nodes: append([]Node(nil), nodes...), kick: map[string]chan struct{}{}, checks: map[string]Check{},
+		changes: make(chan nodeChange, 64)}
 	for _, n := range nodes {
 		m.kick[n.Name] = make(chan struct{}, 1)
 	}
 	return m
 }
 
+// AddNode starts monitoring a node (one that registered through
+// discovery). It is offline until it passes ok_checks polls in a row.
+func (m *Monitor) AddNode(n Node) { m.changes <- nodeChange{node: n} }
+
+// RemoveNode stops monitoring a node and drops it from the health map.
+func (m *Monitor) RemoveNode(name string) {
+	m.changes <- nodeChange{node: Node{Name: name}, remove: true}
+}
+
 // Check asks for an immediate out-of-band poll of a node, e.g. after a
 // data connection to it failed. It never blocks.
 func (m *Monitor) Check(name string) {
-	if ch := m.kick[name]; ch != nil {
+	m.mu.Lock()
+	ch := m.kick[name]
+	m.mu.Unlock()
+	if ch != nil {
 		select {
 		case ch <- struct{}{}:
 		default:
@@ -126,40 +148,81 @@ type result struct {
 
 // Run polls until ctx ends.
 func (m *Monitor) Run(ctx context.Context) {
-	results := make(chan result, len(m.nodes))
+	results := make(chan result, len(m.nodes)+8)
 	var wg sync.WaitGroup
-	for _, n := range m.nodes {
+	stops := map[string]context.CancelFunc{}
+	start := func(n Node) {
+		nctx, cancel := context.WithCancel(ctx)
+		stops[n.Name] = cancel
+		m.mu.Lock()
+		kick := m.kick[n.Name]
+		m.mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.pollLoop(ctx, n, results)
+			m.pollLoop(nctx, n, kick, results)
 		}()
 	}
 	health := map[string]Health{}
 	for _, n := range m.nodes {
-		// Until proven otherwise a node is assumed fit, so traffic flows
-		// from the first moment; the first poll corrects it within an
-		// interval.
+		start(n)
+		// Until proven otherwise a configured node is assumed fit, so
+		// traffic flows from the first moment; the first poll corrects
+		// it within an interval.
 		health[n.Name] = Health{State: Online}
 	}
 	published := map[string]Health{}
+	// view is every node's health, reconciled; publish hands it on when
+	// anything changed.
+	view := func() map[string]Health {
+		v := make(map[string]Health, len(health))
+		for k, h := range health {
+			v[k] = h
+		}
+		Reconcile(v)
+		return v
+	}
+	publish := func(v map[string]Health) {
+		if changed(published, v) && m.OnUpdate != nil {
+			published = v
+			m.OnUpdate(v)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
 			return
+		case ch := <-m.changes:
+			name := ch.node.Name
+			if stop, ok := stops[name]; ok {
+				stop()
+				delete(stops, name)
+			}
+			m.mu.Lock()
+			if ch.remove {
+				delete(m.kick, name)
+				delete(m.checks, name)
+				m.nodes = slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name })
+				delete(health, name)
+			} else {
+				m.kick[name] = make(chan struct{}, 1)
+				m.nodes = append(slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name }), ch.node)
+				health[name] = Health{State: Offline, Reason: ReasonNotChecked}
+			}
+			m.mu.Unlock()
+			if !ch.remove {
+				start(ch.node)
+			}
+			publish(view())
 		case r := <-results:
+			if _, ok := health[r.node]; !ok {
+				continue // removed while its poll was on the way
+			}
 			health[r.node] = m.cfg.Policy.Evaluate(health[r.node], r.s)
-			view := make(map[string]Health, len(health))
-			for k, v := range health {
-				view[k] = v
-			}
-			Reconcile(view)
-			m.record(r, view)
-			if changed(published, view) && m.OnUpdate != nil {
-				published = view
-				m.OnUpdate(view)
-			}
+			v := view()
+			m.record(r, v)
+			publish(v)
 		}
 	}
 }
@@ -198,7 +261,7 @@ func changed(a, b map[string]Health) bool {
 	return false
 }
 
-func (m *Monitor) pollLoop(ctx context.Context, n Node, out chan<- result) {
+func (m *Monitor) pollLoop(ctx context.Context, n Node, kick <-chan struct{}, out chan<- result) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = m.cfg.User, m.cfg.Password, "tcp", n.Addr
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = m.cfg.Timeout, m.cfg.Timeout, m.cfg.Timeout
@@ -227,7 +290,7 @@ func (m *Monitor) pollLoop(ctx context.Context, n Node, out chan<- result) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-m.kick[n.Name]:
+		case <-kick:
 		}
 	}
 }

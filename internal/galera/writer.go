@@ -32,6 +32,10 @@ func better(a, b Candidate) bool {
 	return a.Name < b.Name
 }
 
+// startupGrace bounds how long a fresh writer choice waits for a better
+// node that is still coming up (a few monitor intervals).
+const startupGrace = 3 * time.Second
+
 // ChooseWriter returns the writer given the candidates and the current
 // writer ("" if none). It is a pure function: every proxy that sees the
 // same states and the same current writer chooses the same node.
@@ -57,6 +61,23 @@ func ChooseWriter(cands []Candidate, current string, fb Failback, now time.Time)
 	}
 	if best == nil {
 		best = bestLagging
+	}
+	if current == "" && best != nil {
+		// Nothing to keep: a writer is chosen afresh (at start, or after
+		// no node qualified). If a node that would beat best is still
+		// coming up, wait for it — for at most startupGrace after best
+		// became healthy — so that the choice does not depend on which
+		// node happened to answer its checks first: every proxy starting
+		// over the same nodes must end up with the same writer.
+		for _, c := range sorted {
+			if c.Name == best.Name {
+				break
+			}
+			if c.WriterWeight > 0 && !c.Health.ReadOnly && ComingUp(c.Health.Reason) &&
+				(best.HealthySince.IsZero() || now.Sub(best.HealthySince) < startupGrace) {
+				return ""
+			}
+		}
 	}
 	for _, c := range sorted {
 		if c.Name != current || !c.eligible() {

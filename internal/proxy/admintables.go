@@ -26,6 +26,7 @@ func (p *Proxy) serversTable() admin.Table {
 		{Name: "writer_weight", Kind: admin.Int}, {Name: "reader_weight", Kind: admin.Int},
 		{Name: "status", Kind: admin.Text}, {Name: "reason", Kind: admin.Text}, {Name: "role", Kind: admin.Text},
 		{Name: "admin_state", Kind: admin.Text}, {Name: "lagging", Kind: admin.Int},
+		{Name: "source", Kind: admin.Text},
 	}
 	row := func(s topology.Server, writer string) []any {
 		role := ""
@@ -44,7 +45,11 @@ func (p *Proxy) serversTable() admin.Table {
 		if s.Lagging {
 			lag = 1
 		}
-		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), s.State(), s.Reason, role, adminState, lag}
+		source := "config"
+		if s.Discovered {
+			source = "discovery"
+		}
+		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), s.State(), s.Reason, role, adminState, lag, source}
 	}
 	return admin.Table{
 		Name: "servers", Columns: cols,

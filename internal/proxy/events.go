@@ -13,7 +13,7 @@ import (
 type Event struct {
 	ID     int64
 	At     time.Time
-	Kind   string // node_state, writer_change, drain, undrain, switchover
+	Kind   string // node_state, writer_change, drain, undrain, switchover, node_joined, node_left
 	Node   string
 	Detail string
 }
@@ -25,6 +25,9 @@ const (
 	EventDrain        = "drain"
 	EventUndrain      = "undrain"
 	EventSwitchover   = "switchover"
+	EventNodeJoined   = "node_joined" // registered through service discovery
+	EventNodeLeft     = "node_left"   // deregistered, or its agent's lease expired
+	EventRejected     = "rejected"    // a control-plane value that failed validation
 )
 
 // maxEvents bounds the event log: a flapping node must not grow memory.

@@ -90,7 +90,7 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			p.events.add(EventNodeState, name, detail)
 			if nh.State == galera.Offline {
 				// Nothing can be finished there: drop idle connections.
-				p.pools[name].CloseIdle(true)
+				p.pool(name).CloseIdle(true)
 			}
 		}
 	}
@@ -112,7 +112,8 @@ func (p *Proxy) chooseWriter(servers []topology.Server, current string) string {
 			st = galera.Draining
 		}
 		cands = append(cands, galera.Candidate{Name: s.Name, WriterWeight: s.WriterWeight,
-			Health: galera.Health{State: st, Lagging: s.Lagging, ReadOnly: s.ReadOnly}, HealthySince: gs.since[s.Name]})
+			Health:       galera.Health{State: st, Reason: s.Reason, Lagging: s.Lagging, ReadOnly: s.ReadOnly},
+			HealthySince: gs.since[s.Name]})
 	}
 	gs.mu.Unlock()
 	if preferred != "" {
@@ -144,7 +145,7 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		start := time.Now()
 		snap := p.view.Load()
 		srv, _ := snap.Server(old)
-		pool := p.pools[old]
+		pool := p.pool(old)
 		if srv.Online || srv.Draining {
 			// Planned: let in-flight writes finish (new ones pause).
 			deadline := time.Now().Add(p.cfg.Galera.DrainGrace.D())

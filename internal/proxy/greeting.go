@@ -45,12 +45,12 @@ var fallbackGreeting = mysqlproto.Handshake{
 func (p *Proxy) nodeGreeting() *mysqlproto.Handshake {
 	snap := p.view.Load()
 	if w, ok := snap.Writer(); ok {
-		if g := p.pools[w.Name].Greeting(); g != nil {
+		if g := p.pool(w.Name).Greeting(); g != nil {
 			return g
 		}
 	}
-	for _, s := range p.cfg.Servers {
-		if g := p.pools[s.Name].Greeting(); g != nil {
+	for _, s := range snap.Servers {
+		if g := p.pool(s.Name).Greeting(); g != nil {
 			return g
 		}
 	}
@@ -114,11 +114,11 @@ func (p *Proxy) learnGreeting(ctx context.Context) {
 	}
 	defer close(p.greeted)
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		for _, s := range p.cfg.Servers {
-			if p.pools[s.Name].Greeting() != nil {
+		for _, s := range p.view.Load().Servers {
+			if p.pool(s.Name).Greeting() != nil {
 				return
 			}
-			c, err := backend.Dial(ctx, s.Address, prof, p.cfg.Pool.ConnectTimeout.D())
+			c, err := backend.Dial(ctx, s.Addr, prof, p.cfg.Pool.ConnectTimeout.D())
 			if err == nil {
 				p.learned.Store(c.Greeting())
 				c.Quit()

@@ -94,7 +94,7 @@ func (s *session) interrupt(target *session) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.p.cfg.Pool.ConnectTimeout.D())
 	defer cancel()
-	c, err := s.p.pools[running.Server()].Get(ctx, s.prof)
+	c, err := s.p.pool(running.Server()).Get(ctx, s.prof)
 	if err != nil {
 		return err
 	}

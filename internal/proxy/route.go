@@ -126,7 +126,7 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 	// Fast path: an idle connection of the chosen node, no timer.
 	snap := s.p.view.Load()
 	if srv, ok := pick(snap, hostgroup); ok {
-		if c := s.p.pools[srv.Name].TryIdle(s.prof); c != nil {
+		if c := s.p.pool(srv.Name).TryIdle(s.prof); c != nil {
 			if c, err := s.ready(c, hostgroup, snap); c != nil || err != nil && !errors.Is(err, errFreshConn) {
 				return c, err
 			}
@@ -144,7 +144,7 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 	for {
 		snap = s.p.view.Load()
 		if srv, ok := pick(snap, hostgroup); ok {
-			c, err := s.p.pools[srv.Name].Get(ctx, s.prof)
+			c, err := s.p.pool(srv.Name).Get(ctx, s.prof)
 			if err == nil {
 				c, err = s.ready(c, hostgroup, snap)
 				if errors.Is(err, errFreshConn) {

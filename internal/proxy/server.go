@@ -27,10 +27,15 @@ import (
 
 // Proxy is a running data plane.
 type Proxy struct {
-	cfg   *config.Config
-	log   *slog.Logger
-	view  *topology.View
-	pools map[string]*backend.Pool
+	cfg  *config.Config
+	log  *slog.Logger
+	view *topology.View
+	// pools holds one pool per node ever routed to, copied on write
+	// (nodes come and go through discovery); see pool().
+	pools  atomic.Pointer[map[string]*backend.Pool]
+	poolMu sync.Mutex
+	// discovered are the nodes added through SyncDiscovered.
+	discovered map[string]DiscoveredNode
 
 	galera *galeraState
 
@@ -77,20 +82,18 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	p := &Proxy{
-		cfg: cfg, log: log, pools: map[string]*backend.Pool{}, digests: newDigestStats(),
+		cfg: cfg, log: log, digests: newDigestStats(), discovered: map[string]DiscoveredNode{},
 		ready: make(chan struct{}), sessions: map[*session]struct{}{}, checkNow: map[string]chan struct{}{},
 		newScramble: mysqlproto.NewScramble, greeted: make(chan struct{}),
 	}
 	var servers []topology.Server
+	pools := map[string]*backend.Pool{}
 	for _, s := range cfg.Servers {
 		servers = append(servers, topology.Server{Name: s.Name, Addr: s.Address, WriterWeight: s.WriterWeight, ReaderWeight: s.ReaderWeight})
-		p.pools[s.Name] = backend.NewPool(backend.ServerInfo{Name: s.Name, Addr: s.Address}, backend.Options{
-			MaxConns: cfg.Pool.MaxConnections, ConnectTimeout: cfg.Pool.ConnectTimeout.D(),
-			IdleTimeout: cfg.Pool.IdleTimeout.D(), PingAfterIdle: cfg.Pool.PingAfterIdle.D(),
-			Compress: cfg.Pool.Compress,
-		})
+		pools[s.Name] = p.newPool(s.Name, s.Address)
 		p.checkNow[s.Name] = make(chan struct{}, 1)
 	}
+	p.pools.Store(&pools)
 	p.view = topology.NewView(servers)
 	p.setupGalera()
 	users := map[string]*user{}
@@ -115,6 +118,18 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 	p.rsaKey = key
 	return p, nil
 }
+
+// newPool makes the connection pool of one node.
+func (p *Proxy) newPool(name, addr string) *backend.Pool {
+	c := p.cfg.Pool
+	return backend.NewPool(backend.ServerInfo{Name: name, Addr: addr}, backend.Options{
+		MaxConns: c.MaxConnections, ConnectTimeout: c.ConnectTimeout.D(),
+		IdleTimeout: c.IdleTimeout.D(), PingAfterIdle: c.PingAfterIdle.D(), Compress: c.Compress,
+	})
+}
+
+// pool returns the pool of a node (nil for a node never known).
+func (p *Proxy) pool(name string) *backend.Pool { return (*p.pools.Load())[name] }
 
 func loadOrGenerateRSAKey(path string) (*rsa.PrivateKey, error) {
 	if path == "" {
@@ -200,7 +215,7 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 			p.galera.monitor.Run(ctx)
 		}()
 	} else {
-		for name := range p.pools {
+		for name := range *p.pools.Load() {
 			p.wg.Add(1)
 			go func() {
 				defer p.wg.Done()
@@ -266,7 +281,7 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 		}()
 	}
 	p.wg.Wait()
-	for _, pool := range p.pools {
+	for _, pool := range *p.pools.Load() {
 		pool.CloseIdle(true)
 	}
 	return nil
@@ -275,7 +290,7 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 // healthLoop pings the node every health interval (and at once when a
 // data connection reports a failure) and publishes up/down changes.
 func (p *Proxy) healthLoop(ctx context.Context, name string) {
-	pool := p.pools[name]
+	pool := p.pool(name)
 	interval := p.cfg.Pool.HealthInterval.D()
 	t := time.NewTicker(interval)
 	defer t.Stop()

@@ -22,7 +22,7 @@ func (p *Proxy) PoolStats() []PoolRow {
 		if !s.Online {
 			st = "OFFLINE"
 		}
-		rows = append(rows, PoolRow{Server: s.Name, Addr: s.Addr, Status: st, Stats: p.pools[s.Name].Stats()})
+		rows = append(rows, PoolRow{Server: s.Name, Addr: s.Addr, Status: st, Stats: p.pool(s.Name).Stats()})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Server < rows[j].Server })
 	return rows

@@ -37,6 +37,9 @@ type Server struct {
 	// Reason says why the node is not plainly online ("unreachable:
 	// connection refused", "desync", "recv queue 250 > max 100").
 	Reason string
+	// Discovered: the node came from service discovery (its agent
+	// registered it), not from the configuration file.
+	Discovered bool
 }
 
 // State is the node's state as operators see it.
@@ -265,6 +268,44 @@ func (v *View) SetState(name string, fn func(*Server)) bool {
 			if v.servers[i] == before {
 				return false
 			}
+			v.reconsider()
+			return true
+		}
+	}
+	return false
+}
+
+// AddServer adds a node to the view, offline until its health checks say
+// otherwise (a node that just registered has not been checked yet). It
+// reports false if a node of that name is already there.
+func (v *View) AddServer(srv Server) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, s := range v.servers {
+		if s.Name == srv.Name {
+			return false
+		}
+	}
+	srv.Online, srv.Draining = false, false
+	if srv.Reason == "" {
+		srv.Reason = "not checked yet" // galera.ReasonNotChecked
+	}
+	v.servers = append(v.servers, srv)
+	sort.Slice(v.servers, func(i, j int) bool { return v.servers[i].Name < v.servers[j].Name })
+	v.reconsider()
+	return true
+}
+
+// RemoveServer takes a node out of the view. If it was the writer, the
+// writer policy picks another one through the usual fenced switch (the
+// removed node stays the writer on record until the proxy has fenced
+// it). It reports whether the node was there.
+func (v *View) RemoveServer(name string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for i, s := range v.servers {
+		if s.Name == name {
+			v.servers = append(v.servers[:i:i], v.servers[i+1:]...)
 			v.reconsider()
 			return true
 		}

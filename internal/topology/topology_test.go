@@ -143,3 +143,38 @@ func TestEveryWriterChangeIsHeardOnce(t *testing.T) {
 		t.Errorf("epoch %d, want 4", v.Load().Epoch)
 	}
 }
+
+// TestMembershipChanges: a discovered node enters offline and routes once
+// healthy; removing the writer goes through the fenced two-phase switch.
+func TestMembershipChanges(t *testing.T) {
+	v := NewView([]Server{{Name: "node1", WriterWeight: 100, ReaderWeight: 100}})
+	if !v.AddServer(Server{Name: "node2", WriterWeight: 50, ReaderWeight: 100, Discovered: true}) {
+		t.Fatal("AddServer refused a new node")
+	}
+	if v.AddServer(Server{Name: "node2"}) {
+		t.Fatal("AddServer accepted a duplicate")
+	}
+	if s, _ := v.Load().Server("node2"); s.Online || s.Reason != "not checked yet" {
+		t.Fatalf("a new node must start offline until checked: %+v", s)
+	}
+	if r, _ := v.Load().PickReader(); r.Name != "node1" {
+		t.Fatalf("unchecked node2 served a read")
+	}
+	v.SetHealth("node2", true, "")
+	if r, _ := v.Load().PickReader(); r.Name != "node2" {
+		t.Fatalf("healthy node2 is not the reader (writer reads only when no other reader): got %s", r.Name)
+	}
+	if !v.RemoveServer("node1") {
+		t.Fatal("RemoveServer of the writer")
+	}
+	if _, ok := v.Load().Writer(); ok || v.Load().Pending != "node2" {
+		t.Fatalf("removing the writer must pause writes until it is fenced; pending %q", v.Load().Pending)
+	}
+	v.CommitWriter("node1")
+	if w, _ := v.Load().Writer(); w.Name != "node2" || v.Load().Epoch != 2 {
+		t.Fatalf("after the fence: writer %s epoch %d, want node2 epoch 2", w.Name, v.Load().Epoch)
+	}
+	if v.RemoveServer("node9") {
+		t.Fatal("RemoveServer of an unknown node reported success")
+	}
+}

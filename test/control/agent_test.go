@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,7 +89,9 @@ func TestAgent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	var runErr error
+	stop := sync.OnceFunc(func() { cancel(); runErr = <-done })
+	t.Cleanup(stop)
 
 	wctx, wcancel := context.WithCancel(context.Background())
 	defer wcancel()
@@ -121,8 +124,10 @@ func TestAgent(t *testing.T) {
 
 	// Clean shutdown: the node leaves at once, not after the lease.
 	stopped := time.Now()
-	cancel()
-	<-done
+	stop()
+	if runErr != nil {
+		t.Errorf("agent ended with %v", runErr)
+	}
 	waitNodes(t, watch, "node1 deregistered", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node1"]; return !ok })
 	t.Logf("FIGURE clean agent stop → node gone from discovery in %s", time.Since(stopped).Round(time.Millisecond))
 }
