@@ -188,6 +188,34 @@ func (s *session) comStmtExecute(pkt []byte) error {
 	if err != nil {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_STMT_EXECUTE: %v", err))
 	}
+	return s.runPrepared(pkt, cs, s.rewriteExecute, func(c *backend.Conn, res relayResult) {
+		if ex.OpensCursor() && !res.isErr {
+			s.pin(c, "cursor")
+		}
+		if cs.class.Kind == sqlclass.Set && !res.isErr {
+			// A SET sent as a prepared statement changes the session like
+			// a plain one. Without parameters it replays as text; with
+			// them its values are only in the binary packet, so the
+			// session is pinned.
+			if as, err := sqlclass.ParseSet(cs.sql); err == nil && cs.numParams == 0 {
+				if !s.recordSet(as, c) {
+					s.pin(c, "user variables")
+				}
+			} else {
+				s.pin(c, "SET with parameters, sent as a prepared statement")
+			}
+		}
+		s.longData = false
+	})
+}
+
+// runPrepared runs a statement execution (COM_STMT_EXECUTE or
+// COM_STMT_BULK_EXECUTE) for cs: it routes it, prepares the statement on
+// the chosen connection if needed, rewrites the client's packet for that
+// connection, relays the answer, lets then note what the execution did to
+// the session, and keeps or releases the connection.
+func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *clientStmt, *backend.Stmt) ([]byte, error),
+	then func(*backend.Conn, relayResult)) error {
 	start := time.Now()
 	c, hg, err := s.connFor(cs.sql, cs.class)
 	if err != nil {
@@ -201,34 +229,20 @@ func (s *session) comStmtExecute(pkt []byte) error {
 		s.after(c, cs.class, relayResult{isErr: true})
 		return s.sendErr(asSQLError(err))
 	}
-	out, err := s.rewriteExecute(pkt, cs, bs)
+	out, err := rewrite(pkt, cs, bs)
 	if err != nil {
 		s.after(c, cs.class, relayResult{isErr: true})
-		return s.sendErr(err.(*mysqlproto.SQLError))
+		return s.sendErr(asSQLError(err))
 	}
 	res, err := s.forward(c, out, mysqlproto.ResponseExecute)
 	if err != nil {
 		return s.backendFailed(c, err, res)
 	}
 	c.Pool().CountQuery(len(pkt), res.recv)
-	class := cs.class
-	if ex.OpensCursor() && !res.isErr {
-		s.pin(c, "cursor")
+	if then != nil {
+		then(c, res)
 	}
-	if class.Kind == sqlclass.Set && !res.isErr {
-		// A SET sent as a prepared statement changes the session like a
-		// plain one. Without parameters it replays as text; with them its
-		// values are only in the binary packet, so the session is pinned.
-		if as, err := sqlclass.ParseSet(cs.sql); err == nil && cs.numParams == 0 {
-			if !s.recordSet(as, c) {
-				s.pin(c, "user variables")
-			}
-		} else {
-			s.pin(c, "SET with parameters, sent as a prepared statement")
-		}
-	}
-	s.longData = false
-	s.after(c, class, res)
+	s.after(c, cs.class, res)
 	if hg == "held" {
 		hg = c.Server()
 	}
@@ -292,41 +306,13 @@ func (s *session) comStmtBulkExecute(pkt []byte) error {
 	if len(pkt) < 7 {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_STMT_BULK_EXECUTE: %d bytes", len(pkt)))
 	}
-	start := time.Now()
-	c, hg, err := s.connFor(cs.sql, cs.class)
-	if err != nil {
-		return s.sendErr(asSQLError(err))
-	}
-	bs, err := s.ensurePrepared(c, cs)
-	if err != nil {
-		if c.Broken() {
-			return s.backendFailed(c, err, relayResult{})
-		}
-		s.after(c, cs.class, relayResult{isErr: true})
-		return s.sendErr(asSQLError(err))
-	}
-	out, serr := s.rewriteBulk(pkt, cs, bs)
-	if serr != nil {
-		s.after(c, cs.class, relayResult{isErr: true})
-		return s.sendErr(serr)
-	}
-	res, err := s.forward(c, out, mysqlproto.ResponseExecute)
-	if err != nil {
-		return s.backendFailed(c, err, res)
-	}
-	c.Pool().CountQuery(len(pkt), res.recv)
-	s.after(c, cs.class, res)
-	if hg == "held" {
-		hg = c.Server()
-	}
-	s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
-	return nil
+	return s.runPrepared(pkt, cs, s.rewriteBulk, nil)
 }
 
 // rewriteBulk maps the statement id and, when the client leaves out the
 // parameter types (it may once it has sent them) and this connection
 // never saw them, puts back the ones the client sent last.
-func (s *session) rewriteBulk(pkt []byte, cs *clientStmt, bs *backend.Stmt) ([]byte, *mysqlproto.SQLError) {
+func (s *session) rewriteBulk(pkt []byte, cs *clientStmt, bs *backend.Stmt) ([]byte, error) {
 	out := append(s.scratch[:0], pkt...)
 	s.scratch = out
 	binary.LittleEndian.PutUint32(out[1:5], bs.ID)

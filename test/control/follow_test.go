@@ -3,7 +3,6 @@ package control_test
 import (
 	"context"
 	"database/sql"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/nodesync"
 	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
@@ -72,19 +72,10 @@ func TestProxyFollowsDiscovery(t *testing.T) {
 	cfg.Galera.MonitorUser, cfg.Galera.MonitorPassword = c.MonitorUser, c.MonitorPassword
 	cfg.Galera.Interval = config.Duration(200 * time.Millisecond)
 	cfg.Discovery.Endpoints = "etcd://" + strings.TrimPrefix(store.Endpoints[0], "http://")
-	if problems := cfg.Validate(); len(problems) > 0 {
-		t.Fatalf("config: %v", problems)
-	}
-	p, err := proxy.New(&cfg, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := listen(t)
+	p, addr := proxytest.Start(t, &cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { _ = p.ServeListener(ctx, ln); close(served) }()
+	t.Cleanup(cancel)
 	go nodesync.Follow(ctx, store, p)
-	t.Cleanup(func() { cancel(); <-served })
 
 	waitFor(t, 20*time.Second, "node1..3 discovered and ONLINE", func() bool {
 		return online(p, "node1") && online(p, "node2") && online(p, "node3")
@@ -92,7 +83,7 @@ func TestProxyFollowsDiscovery(t *testing.T) {
 	if w, _ := p.View().Load().Writer(); w.Name != "node1" {
 		t.Errorf("writer %q, want node1 (equal discovered weights: first by name)", w.Name)
 	}
-	db := appDB(t, sb, ln.Addr().String())
+	db := appDB(t, sb, addr)
 	if _, err := db.Exec("CREATE TABLE IF NOT EXISTS app.d (id INT AUTO_INCREMENT PRIMARY KEY, node VARCHAR(16))"); err != nil {
 		t.Fatal(err)
 	}
@@ -163,15 +154,6 @@ func TestProxyFollowsDiscovery(t *testing.T) {
 	if _, ok := p.View().Load().Server("bogus"); ok {
 		t.Errorf("a corrupt registration entered routing")
 	}
-}
-
-func listen(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ln
 }
 
 func eventKinds(p *proxy.Proxy) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
@@ -45,30 +45,13 @@ func newRig(t *testing.T, mutate func(*config.Config)) *rig {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	if probs := cfg.Validate(); len(probs) > 0 {
-		t.Fatal(probs)
-	}
 	level := slog.LevelWarn
 	if os.Getenv("GALEON_TEST_VERBOSE") != "" {
 		level = slog.LevelDebug
 	}
-	p, err := proxy.New(&cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.ServeListener(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	p, addr := proxytest.Start(t, &cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", ln.Addr().String(), "app"
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", addr, "app"
 	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = 5*time.Second, 20*time.Second, 20*time.Second
 	db, err := sql.Open("mysql", mc.FormatDSN())
 	if err != nil {
@@ -76,7 +59,7 @@ func newRig(t *testing.T, mutate func(*config.Config)) *rig {
 	}
 	db.SetMaxIdleConns(64)
 	t.Cleanup(func() { db.Close() })
-	r := &rig{sb: sb, p: p, addr: ln.Addr().String(), db: db, nodes: map[string]*sql.DB{}}
+	r := &rig{sb: sb, p: p, addr: addr, db: db, nodes: map[string]*sql.DB{}}
 	for _, n := range sb.Nodes {
 		d, err := sb.DB(n.Name)
 		if err != nil {

@@ -266,14 +266,7 @@ except pymysql.err.MySQLError as e:
 		// after COM_RESET_CONNECTION or COM_CHANGE_USER, whatever the
 		// variable says. galeon must never hand such a connection out:
 		// connections with state it cannot undo are closed, not reset.
-		one := startProxy(t, pt.sb, func(c *config.Config) {
-			c.Pool.MaxConnections = 1
-			for i := range c.Servers {
-				if c.Servers[i].Name == "node3" {
-					c.Servers[i].ReaderWeight = 0
-				}
-			}
-		})
+		one := oneConnProxy(t, pt)
 		// Session A leaves state on the only reader connection and goes.
 		adb, err := sql.Open("mysql", one.dsn(nil))
 		if err != nil {
@@ -300,14 +293,7 @@ except pymysql.err.MySQLError as e:
 	t.Run("SHOW WARNINGS never shows another session's warnings", func(t *testing.T) {
 		// One backend connection per node and one reader: every read of
 		// both sessions shares it.
-		one := startProxy(t, pt.sb, func(c *config.Config) {
-			c.Pool.MaxConnections = 1
-			for i := range c.Servers {
-				if c.Servers[i].Name == "node3" {
-					c.Servers[i].ReaderWeight = 0
-				}
-			}
-		})
+		one := oneConnProxy(t, pt)
 		a, b := pinConn(t, one.db(t, nil)), pinConn(t, one.db(t, nil))
 		str(t, a, "SELECT CAST('abc' AS SIGNED)")
 		str(t, a, "SELECT 1") // uses no table: MariaDB keeps the warning on the connection
@@ -316,6 +302,19 @@ except pymysql.err.MySQLError as e:
 		}
 		if got := str(t, b, "SELECT @@warning_count"); got != "0" {
 			t.Errorf("session B: @@warning_count = %s, want 0", got)
+		}
+	})
+}
+
+// oneConnProxy is a proxy with one backend connection per node and one
+// reader (node2): every read of every session shares one connection.
+func oneConnProxy(t *testing.T, pt *proxyUnderTest) *proxyUnderTest {
+	return startProxy(t, pt.sb, func(c *config.Config) {
+		c.Pool.MaxConnections = 1
+		for i := range c.Servers {
+			if c.Servers[i].Name == "node3" {
+				c.Servers[i].ReaderWeight = 0
+			}
 		}
 	})
 }
