@@ -47,7 +47,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 		c := s.last
 		s.last = nil
 		if (!r.IsWrite() || s.isWriter(c.Server())) && c.Pool().TakeBack(c, s.prof, s.lastGen) {
-			return s.asPrevious(c, "held", false)
+			return s.asPrevious(c, r, "held", false)
 		}
 	}
 	hg := s.hostgroupFor(q, r)
@@ -55,7 +55,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 	if err != nil || !r.NeedsSameConn {
 		return c, hg, err
 	}
-	return s.asPrevious(c, hg, true)
+	return s.asPrevious(c, r, hg, true)
 }
 
 // clearDiagnostics empties a connection's warnings and errors. MariaDB
@@ -65,23 +65,28 @@ const clearDiagnostics = "(SELECT 1 FROM information_schema.ENGINES LIMIT 0)"
 
 // asPrevious prepares c, about to run a statement about the previous one
 // (SHOW WARNINGS, LAST_INSERT_ID(), ...), to answer as the connection of
-// that statement would. LAST_INSERT_ID() must return the session's last
-// insert id, which another of its connections produced: INSERT INTO child
-// VALUES (LAST_INSERT_ID(), ...) after an intervening read must see its
-// parent's id. And a connection that was not the previous statement's
-// (foreign) must not show the warnings another session left on it.
-func (s *session) asPrevious(c *backend.Conn, hg string, foreign bool) (*backend.Conn, string, error) {
-	var do []string
-	if c.LastInsertID != s.lastInsertID {
-		do = append(do, fmt.Sprintf("LAST_INSERT_ID(%d)", s.lastInsertID))
-	}
+// that statement would. A statement that reads LAST_INSERT_ID() gets the
+// session's last insert id, which another of its connections produced:
+// INSERT INTO child VALUES (LAST_INSERT_ID(), ...) after an intervening
+// read must see its parent's id. And a connection that was not the
+// previous statement's (foreign) must not show the warnings another
+// session left on it.
+func (s *session) asPrevious(c *backend.Conn, r sqlclass.Result, hg string, foreign bool) (*backend.Conn, string, error) {
+	var err error
 	if foreign && c.Diag {
-		do = append(do, clearDiagnostics)
+		if err = c.Query("DO " + clearDiagnostics); err == nil {
+			c.Diag = false
+		}
 	}
-	if len(do) == 0 {
-		return c, hg, nil
+	if err == nil && r.UsesLastInsertID && c.LastInsertID != s.lastInsertID {
+		// A SELECT, not DO: the statement this one is about was a read
+		// (a write would have kept its connection), and after a SELECT
+		// ROW_COUNT() is -1 as it should be; after DO it would be 0.
+		if err = c.Query(fmt.Sprintf("SELECT LAST_INSERT_ID(%d)", s.lastInsertID)); err == nil {
+			c.LastInsertID = s.lastInsertID
+		}
 	}
-	if err := c.Query("DO " + strings.Join(do, ", ")); err != nil {
+	if err != nil {
 		if c.Broken() {
 			s.discard(c)
 		} else {
@@ -89,7 +94,6 @@ func (s *session) asPrevious(c *backend.Conn, hg string, foreign bool) (*backend
 		}
 		return nil, "", err
 	}
-	c.LastInsertID, c.Diag = s.lastInsertID, c.Diag && !foreign
 	return c, hg, nil
 }
 

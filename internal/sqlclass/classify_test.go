@@ -320,3 +320,21 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+func TestUsesLastInsertID(t *testing.T) {
+	for q, want := range map[string]bool{
+		"SELECT LAST_INSERT_ID()":                              true,
+		"INSERT INTO c (p) VALUES (last_insert_id())":          true,
+		"SELECT @@identity":                                    true,
+		"SELECT @@session.last_insert_id":                      true,
+		"SELECT FOUND_ROWS()":                                  false,
+		"SELECT ROW_COUNT(), @@warning_count":                  false,
+		"SELECT 1; SELECT LAST_INSERT_ID()":                    true,
+		"SELECT 'LAST_INSERT_ID()' FROM t":                     false,
+		"SELECT id FROM t /* LAST_INSERT_ID() in a comment */": false,
+	} {
+		if got := Classify(q).UsesLastInsertID; got != want {
+			t.Errorf("%q: UsesLastInsertID = %v, want %v", q, got, want)
+		}
+	}
+}

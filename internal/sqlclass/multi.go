@@ -52,6 +52,7 @@ func merge(parts []Statement) Result {
 		m.ImplicitCommit = m.ImplicitCommit || p.ImplicitCommit
 		m.UsesUserVars = m.UsesUserVars || p.UsesUserVars
 		m.NeedsSameConn = m.NeedsSameConn || p.NeedsSameConn
+		m.UsesLastInsertID = m.UsesLastInsertID || p.UsesLastInsertID
 		m.AdvisoryLock |= p.AdvisoryLock
 		if p.TempTable == TempCreate || m.TempTable == TempNone {
 			if p.TempTable != TempNone {

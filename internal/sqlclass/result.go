@@ -103,6 +103,10 @@ type Result struct {
 	// FOUND_ROWS(), LAST_INSERT_ID(), ROW_COUNT(), SHOW WARNINGS/ERRORS,
 	// GET DIAGNOSTICS, @@warning_count, @@identity and similar.
 	NeedsSameConn bool
+	// UsesLastInsertID: the statement reads LAST_INSERT_ID() (or
+	// @@identity), the one per-connection value galeon can replay on
+	// another connection.
+	UsesLastInsertID bool
 
 	write bool
 	parts []Statement

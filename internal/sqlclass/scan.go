@@ -33,6 +33,7 @@ const (
 	wReleaseLock
 	wInspectLock
 	wSameConnFn
+	wLastInsertID // LAST_INSERT_ID(): per-connection, and replayable
 	wSeqWriteFn
 )
 
@@ -75,7 +76,7 @@ loop:
 				}
 			case wCalcFoundRows:
 				r.NeedsSameConn = true
-			case wGetLock, wReleaseLock, wInspectLock, wSameConnFn, wSeqWriteFn:
+			case wGetLock, wReleaseLock, wInspectLock, wSameConnFn, wLastInsertID, wSeqWriteFn:
 				fn = w
 			}
 			prev2, prev = prev, w
@@ -92,6 +93,7 @@ loop:
 		case TokSysVar:
 			if sameConnSysVar(tok.Text(src)) {
 				r.NeedsSameConn = true
+				r.UsesLastInsertID = r.UsesLastInsertID || lastInsertIDSysVar(tok.Text(src))
 			}
 		}
 		fn, prev, prev2 = wNone, wNone, wNone
@@ -115,6 +117,8 @@ func applyFn(fn word, r *Result) {
 		r.AdvisoryLock |= LockInspect
 	case wSameConnFn:
 		r.NeedsSameConn = true
+	case wLastInsertID:
+		r.NeedsSameConn, r.UsesLastInsertID = true, true
 	case wSeqWriteFn:
 		r.write = true
 	}
@@ -185,7 +189,7 @@ func wordOf(s string) word {
 		}
 	case 14:
 		if eqFold(s, "LAST_INSERT_ID") {
-			return wSameConnFn
+			return wLastInsertID
 		}
 	case 17:
 		if eqFold(s, "RELEASE_ALL_LOCKS") {
@@ -199,16 +203,27 @@ func wordOf(s string) word {
 	return wNone
 }
 
-// sameConnSysVar reports system variables whose value is the outcome of
-// the previous statement on this connection.
-func sameConnSysVar(tok string) bool {
+// sysVarName is the variable's name without "@@" and a scope prefix.
+func sysVarName(tok string) string {
 	name := tok[2:] // drop "@@"
 	for i := len(name) - 1; i >= 0; i-- {
 		if name[i] == '.' {
-			name = name[i+1:]
-			break
+			return name[i+1:]
 		}
 	}
+	return name
+}
+
+// lastInsertIDSysVar: @@identity and @@last_insert_id are LAST_INSERT_ID().
+func lastInsertIDSysVar(tok string) bool {
+	name := sysVarName(tok)
+	return eqFold(name, "IDENTITY") || eqFold(name, "LAST_INSERT_ID")
+}
+
+// sameConnSysVar reports system variables whose value is the outcome of
+// the previous statement on this connection.
+func sameConnSysVar(tok string) bool {
+	name := sysVarName(tok)
 	return eqFold(name, "WARNING_COUNT") || eqFold(name, "ERROR_COUNT") ||
 		eqFold(name, "IDENTITY") || eqFold(name, "LAST_INSERT_ID")
 }
