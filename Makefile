@@ -5,7 +5,7 @@ GOBIN_DIR := $(shell $(GO) env GOPATH 2>/dev/null)/bin
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 SANDBOX ?= galeon
 
-.PHONY: up down deps build test unit integration lint fuzz bench clean
+.PHONY: up down deps drivers build test unit integration lint fuzz bench clean
 
 SBDIR := /var/tmp/galeon/$(SANDBOX)
 
@@ -30,6 +30,10 @@ down: build
 
 deps:
 	@scripts/install-deps.sh
+
+## drivers: install the driver-matrix clients that are missing (Java, Python, node, PHP; cached in .cache/)
+drivers: deps
+	@scripts/install-drivers.sh
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/galeon ./cmd/galeon
@@ -61,7 +65,7 @@ fuzz:
 # clusters never compete for the 2 cores. scripts/testreport streams a short
 # log, keeps the whole one in /tmp/galeon-integration.log and ends with the
 # failing tests and their messages, where a CI page's tail shows them.
-integration: build
+integration: build drivers
 	@set -o pipefail; $(GO) test -json -count=1 -p 1 -timeout 45m ./test/... 2>&1 | $(GO) run ./scripts/testreport -log /tmp/galeon-integration.log
 
 ## bench: direct vs HAProxy vs galeon on a private sandbox (~8 min); report in bench/results/latest.md
