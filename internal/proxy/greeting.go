@@ -60,18 +60,23 @@ func (p *Proxy) nodeGreeting() *mysqlproto.Handshake {
 	return &fallbackGreeting
 }
 
-// frontGreeting is what a new client is greeted with. Right after start
-// it waits (up to the connect timeout) for learnGreeting to reach a node.
+// frontGreeting is what a new client is greeted with. Clients that
+// arrive right after start wait for learnGreeting to reach a node, but
+// never past one connect timeout after start: with every node down,
+// clients are greeted at once (with the fallback) rather than each
+// waiting.
 func (p *Proxy) frontGreeting() (version string, caps mysqlproto.Capability, charset byte) {
 	select {
 	case <-p.greeted:
 	default:
-		t := time.NewTimer(p.cfg.Pool.ConnectTimeout.D())
-		select {
-		case <-p.greeted:
-		case <-t.C:
+		if wait := time.Until(p.greetBy); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-p.greeted:
+			case <-t.C:
+			}
+			t.Stop()
 		}
-		t.Stop()
 	}
 	g := p.nodeGreeting()
 	caps = presentedCaps(g.Capabilities, p.cfg.Proxy.Compression, p.tls != nil)

@@ -54,6 +54,7 @@ type Proxy struct {
 	// learned is a node greeting read at start (see learnGreeting).
 	learned atomic.Pointer[mysqlproto.Handshake]
 	greeted chan struct{} // closed when learnGreeting is done
+	greetBy time.Time     // clients wait for it until then (set by Serve)
 
 	connIDs      atomic.Uint32
 	clients      atomic.Int64
@@ -223,6 +224,7 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 			}()
 		}
 	}
+	p.greetBy = time.Now().Add(p.cfg.Pool.ConnectTimeout.D())
 	p.wg.Add(2)
 	go func() {
 		defer p.wg.Done()
