@@ -7,8 +7,6 @@ import (
 	"context"
 	"database/sql"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,34 +17,10 @@ import (
 
 	"github.com/galeon-db/galeon/internal/agent"
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-func openStore(t *testing.T) *discovery.Store {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := discovery.Open(ctx, discovery.Config{Endpoints: discovery.Embedded, Cluster: "ctl", DataDir: t.TempDir(),
-		ClientListen: freePort(t), PeerListen: freePort(t)}, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 func waitNodes(t *testing.T, ch <-chan discovery.NodeSet, what string, ok func(discovery.NodeSet) bool) discovery.NodeSet {
 	t.Helper()
@@ -78,11 +52,11 @@ func clustercheck(t *testing.T, addr string) (int, string) {
 // state current, answers clustercheck, and deregisters on shutdown.
 func TestAgent(t *testing.T) {
 	sb := sandboxtest.New(t, sandbox.Options{Nodes: 1})
-	store := openStore(t)
+	store := discoverytest.Open(t)
 	n := sb.Nodes[0]
 	c := sb.Credentials
 	a, err := agent.New(agent.Config{Node: n.Name, Address: n.Addr(), User: c.MonitorUser, Password: c.MonitorPassword,
-		Grastate: sb.GrastatePath(n), HTTPListen: "127.0.0.1:0", Interval: 200 * time.Millisecond}, store, quiet())
+		Grastate: sb.GrastatePath(n), HTTPListen: "127.0.0.1:0", Interval: 200 * time.Millisecond}, store, discoverytest.Quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

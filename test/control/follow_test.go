@@ -12,6 +12,7 @@ import (
 	"github.com/galeon-db/galeon/internal/agent"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 	"github.com/galeon-db/galeon/internal/nodesync"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/proxy/proxytest"
@@ -24,7 +25,7 @@ func runAgent(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, n sandb
 	t.Helper()
 	c := sb.Credentials
 	a, err := agent.New(agent.Config{Node: n.Name, Address: n.Addr(), User: c.MonitorUser, Password: c.MonitorPassword,
-		Grastate: sb.GrastatePath(n), Interval: 200 * time.Millisecond}, store, quiet())
+		Grastate: sb.GrastatePath(n), Interval: 200 * time.Millisecond}, store, discoverytest.Quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func online(p *proxy.Proxy, name string) bool {
 // deregisters it.
 func TestProxyFollowsDiscovery(t *testing.T) {
 	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
-	store := openStore(t)
+	store := discoverytest.Open(t)
 	for _, n := range sb.Nodes {
 		runAgent(t, sb, store, n)
 	}

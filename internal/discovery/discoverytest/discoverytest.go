@@ -1,0 +1,65 @@
+// Package discoverytest runs a real etcd, embedded in the test process,
+// for tests of the control plane: no mock, the same server galeon embeds.
+package discoverytest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+)
+
+// Cluster is the cluster name the stores of this package use.
+const Cluster = "test"
+
+// FreeAddr returns a loopback address with a port free right now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Quiet is a logger that drops everything.
+func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Open starts an embedded etcd on free loopback ports, with its data in a
+// test directory, and stops it when the test ends.
+func Open(t testing.TB) *discovery.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := discovery.Open(ctx, discovery.Config{Endpoints: discovery.Embedded, Cluster: Cluster, DataDir: t.TempDir(),
+		ClientListen: FreeAddr(t), PeerListen: FreeAddr(t)}, Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Connect opens a second client to the etcd of s, as another process
+// (an agent, another proxy) would. Close it to make that process die.
+func Connect(t testing.TB, s *discovery.Store) *discovery.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	eps := make([]string, len(s.Endpoints))
+	for i, e := range s.Endpoints {
+		eps[i] = "etcd://" + strings.TrimPrefix(e, "http://")
+	}
+	c, err := discovery.Open(ctx, discovery.Config{Endpoints: strings.Join(eps, ","), Cluster: Cluster}, Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
