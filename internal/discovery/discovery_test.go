@@ -10,35 +10,19 @@ import (
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 )
 
-// next waits for the next snapshot that satisfies ok.
-func next(t *testing.T, ch <-chan discovery.NodeSet, what string, ok func(discovery.NodeSet) bool) discovery.NodeSet {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case ns := <-ch:
-			if ok(ns) {
-				return ns
-			}
-		case <-deadline:
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-	}
-}
-
 func TestRegistrationLifecycle(t *testing.T) {
 	s := discoverytest.Open(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	watch := s.WatchNodes(ctx)
-	next(t, watch, "empty start", func(ns discovery.NodeSet) bool { return len(ns.Nodes) == 0 })
+	discoverytest.WaitNodes(t, watch, 10*time.Second, "empty start", func(ns discovery.NodeSet) bool { return len(ns.Nodes) == 0 })
 
 	facts := discovery.NodeFacts{Name: "node1", Address: "127.0.0.1:4401", LocalState: 4, ClusterStatus: "Primary", Ready: true, Synced: true, Up: true}
 	reg, err := s.Register(ctx, facts, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := next(t, watch, "node1 registered", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].Synced })
+	ns := discoverytest.WaitNodes(t, watch, 10*time.Second, "node1 registered", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].Synced })
 	if got := ns.Nodes["node1"].Address; got != "127.0.0.1:4401" {
 		t.Errorf("address %q", got)
 	}
@@ -46,13 +30,13 @@ func TestRegistrationLifecycle(t *testing.T) {
 	if err := reg.Update(ctx, facts); err != nil {
 		t.Fatal(err)
 	}
-	next(t, watch, "node1 updated", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].LocalState == 2 })
+	discoverytest.WaitNodes(t, watch, 10*time.Second, "node1 updated", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].LocalState == 2 })
 
 	// A corrupt value is reported, never applied.
 	if _, err := s.Client.Put(ctx, s.Keys.Node("bad"), `{"name":"bad","address":"nowhere"}`); err != nil {
 		t.Fatal(err)
 	}
-	ns = next(t, watch, "corrupt value rejected", func(ns discovery.NodeSet) bool { return len(ns.Rejected) > 0 })
+	ns = discoverytest.WaitNodes(t, watch, 10*time.Second, "corrupt value rejected", func(ns discovery.NodeSet) bool { return len(ns.Rejected) > 0 })
 	if _, ok := ns.Nodes["bad"]; ok || !strings.Contains(ns.Rejected[0].Error(), "not host:port") {
 		t.Errorf("corrupt node applied or badly reported: %v", ns.Rejected)
 	}
@@ -61,7 +45,7 @@ func TestRegistrationLifecycle(t *testing.T) {
 	if err := reg.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	next(t, watch, "node1 deregistered", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node1"]; return !ok })
+	discoverytest.WaitNodes(t, watch, 10*time.Second, "node1 deregistered", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node1"]; return !ok })
 }
 
 func TestDeadAgentExpires(t *testing.T) {
@@ -75,10 +59,10 @@ func TestDeadAgentExpires(t *testing.T) {
 	if _, err := agent.Register(ctx, discovery.NodeFacts{Name: "node2", Address: "127.0.0.1:4402"}, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	next(t, watch, "node2 registered", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node2"]; return ok })
+	discoverytest.WaitNodes(t, watch, 10*time.Second, "node2 registered", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node2"]; return ok })
 	agent.Close()
 	died := time.Now()
-	next(t, watch, "node2 expired", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node2"]; return !ok })
+	discoverytest.WaitNodes(t, watch, 10*time.Second, "node2 expired", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node2"]; return !ok })
 	if took := time.Since(died); took > 3500*time.Millisecond {
 		t.Errorf("a dead agent's node disappeared after %s, want within ~3 s", took)
 	} else {

@@ -22,21 +22,6 @@ import (
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
 
-func waitNodes(t *testing.T, ch <-chan discovery.NodeSet, what string, ok func(discovery.NodeSet) bool) discovery.NodeSet {
-	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		select {
-		case ns := <-ch:
-			if ok(ns) {
-				return ns
-			}
-		case <-deadline:
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-	}
-}
-
 func clustercheck(t *testing.T, addr string) (int, string) {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/")
@@ -70,7 +55,7 @@ func TestAgent(t *testing.T) {
 	wctx, wcancel := context.WithCancel(context.Background())
 	defer wcancel()
 	watch := store.WatchNodes(wctx)
-	ns := waitNodes(t, watch, "node1 registered Synced", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].Synced })
+	ns := discoverytest.WaitNodes(t, watch, 20*time.Second, "node1 registered Synced", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].Synced })
 	f := ns.Nodes["node1"]
 	if f.Address != n.Addr() || f.ClusterStatus != "Primary" || f.StateUUID == "" || f.Grastate.UUID == "" || f.Agent == "" {
 		t.Errorf("facts incomplete: %+v", f)
@@ -85,7 +70,7 @@ func TestAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = admin.Exec("SET GLOBAL wsrep_desync = OFF") })
-	waitNodes(t, watch, "node1 reported Donor/Desynced", func(ns discovery.NodeSet) bool {
+	discoverytest.WaitNodes(t, watch, 20*time.Second, "node1 reported Donor/Desynced", func(ns discovery.NodeSet) bool {
 		return ns.Nodes["node1"].LocalState == 2 && !ns.Nodes["node1"].Synced
 	})
 	if code, body := clustercheck(t, f.Agent); code != 503 || !strings.Contains(body, "not Synced") {
@@ -94,7 +79,7 @@ func TestAgent(t *testing.T) {
 	if _, err := admin.Exec("SET GLOBAL wsrep_desync = OFF"); err != nil {
 		t.Fatal(err)
 	}
-	waitNodes(t, watch, "node1 Synced again", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].Synced })
+	discoverytest.WaitNodes(t, watch, 20*time.Second, "node1 Synced again", func(ns discovery.NodeSet) bool { return ns.Nodes["node1"].Synced })
 
 	// Clean shutdown: the node leaves at once, not after the lease.
 	stopped := time.Now()
@@ -102,7 +87,7 @@ func TestAgent(t *testing.T) {
 	if runErr != nil {
 		t.Errorf("agent ended with %v", runErr)
 	}
-	waitNodes(t, watch, "node1 deregistered", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node1"]; return !ok })
+	discoverytest.WaitNodes(t, watch, 20*time.Second, "node1 deregistered", func(ns discovery.NodeSet) bool { _, ok := ns.Nodes["node1"]; return !ok })
 	t.Logf("FIGURE clean agent stop → node gone from discovery in %s", time.Since(stopped).Round(time.Millisecond))
 }
 

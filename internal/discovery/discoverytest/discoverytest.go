@@ -63,3 +63,20 @@ func Connect(t testing.TB, s *discovery.Store) *discovery.Store {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// WaitNodes reads snapshots from ch until one satisfies ok, and fails the
+// test after timeout.
+func WaitNodes(t testing.TB, ch <-chan discovery.NodeSet, timeout time.Duration, what string, ok func(discovery.NodeSet) bool) discovery.NodeSet {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ns := <-ch:
+			if ok(ns) {
+				return ns
+			}
+		case <-deadline:
+			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
+		}
+	}
+}
