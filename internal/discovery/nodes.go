@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -84,6 +85,10 @@ type Registration struct {
 	lease clientv3.LeaseID
 	last  []byte
 	stop  context.CancelFunc
+	// lost is set when the keep-alive stream ends on its own: the lease
+	// expired (etcd was unreachable longer than the TTL) and the key
+	// with it.
+	lost *atomic.Bool
 }
 
 // Register publishes facts under a new lease of ttl (at least etcd's
@@ -116,20 +121,27 @@ func (r *Registration) grant(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("lease keep-alive: %w", err)
 	}
+	lost := &atomic.Bool{}
 	go func() {
 		for range ch { // drain the acknowledgements; closed when kctx ends or the lease is lost
 		}
+		lost.Store(kctx.Err() == nil)
 	}()
-	r.lease, r.stop, r.last = lg.ID, cancel, nil
+	r.lease, r.stop, r.last, r.lost = lg.ID, cancel, nil, lost
 	return nil
 }
 
 // Update publishes facts if they changed (the timestamp aside). A lease
 // that expired meanwhile (etcd unreachable longer than the TTL) is
-// granted anew.
+// granted anew and the facts published again, changed or not.
 func (r *Registration) Update(ctx context.Context, facts NodeFacts) error {
 	if err := facts.Validate(); err != nil {
 		return err
+	}
+	if r.lost.Load() {
+		if err := r.grant(ctx); err != nil {
+			return err
+		}
 	}
 	cmp := facts
 	cmp.UpdatedAt = time.Time{}
