@@ -58,7 +58,6 @@ type Agent struct {
 	why   string
 
 	httpAddr net.Addr
-	ready    chan struct{}
 }
 
 // New prepares an agent; Run starts it.
@@ -84,13 +83,7 @@ func New(cfg Config, store *discovery.Store, log *slog.Logger) (*Agent, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
-	return &Agent{cfg: cfg, store: store, log: log, db: db, ready: make(chan struct{})}, nil
-}
-
-// HTTPAddr is where the clustercheck endpoint listens, once Run started it.
-func (a *Agent) HTTPAddr() net.Addr {
-	<-a.ready
-	return a.httpAddr
+	return &Agent{cfg: cfg, store: store, log: log, db: db}, nil
 }
 
 // Run checks and publishes until ctx ends, then deregisters the node.
@@ -99,7 +92,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.HTTPListen != "" {
 		ln, err := net.Listen("tcp", a.cfg.HTTPListen)
 		if err != nil {
-			close(a.ready)
 			return fmt.Errorf("agent http_listen %s: %w", a.cfg.HTTPListen, err)
 		}
 		a.httpAddr = ln.Addr()
@@ -107,7 +99,6 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	close(a.ready)
 	var reg *discovery.Registration
 	defer func() {
 		if reg != nil {
@@ -172,13 +163,6 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 	a.facts, a.why = f, why
 	a.mu.Unlock()
 	return f
-}
-
-// Facts returns the latest check.
-func (a *Agent) Facts() discovery.NodeFacts {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.facts
 }
 
 // ServeHTTP is the clustercheck endpoint: 200 when the node may take

@@ -35,7 +35,8 @@ type Conn struct {
 	// Stmts caches statements prepared on this connection, by SQL text.
 	Stmts map[string]*Stmt
 	// Dirty marks state that cannot be diffed (temporary tables, user
-	// variables, locks): the connection is reset before reuse.
+	// variables, locks): the pool closes the connection when it comes
+	// back (see Pool.Put for why it is not reset).
 	Dirty bool
 	// LastInsertID is what LAST_INSERT_ID() returns on this connection.
 	LastInsertID uint64

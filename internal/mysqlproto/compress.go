@@ -88,9 +88,6 @@ func (c *Compressor) Read(p []byte) (int, error) {
 
 func (c *Compressor) readPacket() error {
 	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return err
-		}
 		return err // io.EOF: the peer closed between packets
 	}
 	clen := int(c.hdr[0]) | int(c.hdr[1])<<8 | int(c.hdr[2])<<16

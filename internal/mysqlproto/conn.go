@@ -50,9 +50,6 @@ func (c *Conn) Flush() error {
 	return err
 }
 
-// Compressed reports whether the connection uses the compressed protocol.
-func (c *Conn) Compressed() bool { return c.comp != nil }
-
 // StartCompression switches c to the compressed protocol once the
 // connection phase is over. Compressed packets are read through the
 // current reader (which may already hold some) and written to dst; the

@@ -112,11 +112,7 @@ func presentedCaps(node mysqlproto.Capability, compress, tls bool) mysqlproto.Ca
 // that the first clients already get the nodes' greeting. Pools record
 // every later greeting themselves.
 func (p *Proxy) learnGreeting(ctx context.Context) {
-	var prof backend.Profile
-	for _, u := range *p.users.Load() {
-		prof = backend.Profile{User: u.backendUser, Password: u.backendPassword}
-		break
-	}
+	prof := p.anyBackendProfile()
 	defer close(p.greeted)
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
 		for _, s := range p.view.Load().Servers {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/galeon-db/galeon/internal/backend"
@@ -32,10 +31,9 @@ func (s *session) localInfileRefusal() string {
 }
 
 // errInfileAborted ends a LOCAL INFILE exchange galeon refused or cut
-// short; the client has been answered.
-type errInfileAborted struct{ sent error }
-
-func (e *errInfileAborted) Error() string { return "LOAD DATA LOCAL aborted" }
+// short: the client has its error, and the node's connection is closed
+// (so the node rolled the statement back).
+const errInfileAborted = protoErr("LOAD DATA LOCAL aborted")
 
 // relayInfile handles the node's file request req (raw packet).
 func (s *session) relayInfile(c *backend.Conn, req []byte) error {
@@ -109,28 +107,5 @@ func (s *session) abortInfile(e *mysqlproto.SQLError, drain bool) error {
 	if err := s.pc.Flush(); err != nil {
 		return err
 	}
-	return &errInfileAborted{sent: e}
-}
-
-// isInfileAborted reports whether err is an aborted LOCAL INFILE whose
-// error the client already has.
-func isInfileAborted(err error) bool {
-	var ia *errInfileAborted
-	return errors.As(err, &ia)
-}
-
-// infileAborted drops the connection a LOAD DATA LOCAL was aborted on.
-// The client already has its error. If the session had a transaction or
-// pinned state on that connection, they are gone with it: the session
-// ends too, as a direct connection to the node would have.
-func (s *session) infileAborted(c *backend.Conn, err error) error {
-	lost := s.held == c && (s.hold == holdTx || s.hold == holdPinned)
-	if s.held == c {
-		s.held, s.hold, s.pinWhy = nil, holdNone, ""
-	}
-	s.discard(c)
-	if lost {
-		return err
-	}
-	return nil
+	return errInfileAborted
 }

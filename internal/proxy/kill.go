@@ -66,10 +66,14 @@ func (s *session) comKill(id uint32, queryOnly bool) error {
 		}
 	}
 	s.p.mu.Unlock()
-	if target == nil || target.userName.Load() == nil {
+	var owner *string
+	if target != nil {
+		owner = target.userName.Load() // nil until it has logged in
+	}
+	if owner == nil {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1094), "Unknown thread id: %d", id))
 	}
-	if *target.userName.Load() != s.user.name {
+	if *owner != s.user.name {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1095), "You are not owner of thread %d", id))
 	}
 	if err := s.interrupt(target); err != nil {

@@ -280,8 +280,12 @@ func (s *session) comQuery(pkt []byte) error {
 			rejected = append(rejected, nr.server)
 			continue
 		}
-		if isInfileAborted(err) {
-			return s.infileAborted(c, err)
+		if errors.Is(err, errInfileAborted) {
+			// The client has its error and the node's connection is
+			// closed: after drops it, and ends the session if its
+			// transaction or pinned state was there.
+			s.after(c, r, res)
+			return nil
 		}
 		if err != nil {
 			// A read that failed before any byte reached the client is

@@ -36,7 +36,7 @@ func (s *session) forward(c *backend.Conn, payload []byte, kind mysqlproto.Respo
 	}
 	if err != nil {
 		c.MarkBroken()
-		return s.relayParting(c, kind, err)
+		return s.relayParting(c, err)
 	}
 	return s.relay(c, kind)
 }
@@ -46,14 +46,15 @@ func (s *session) forward(c *backend.Conn, payload []byte, kind mysqlproto.Respo
 // max_allowed_packet), and that error is what the client should get, not
 // a broken pipe. If an error packet can still be read, it is relayed
 // (numbered for the client); otherwise the write error stands.
-func (s *session) relayParting(c *backend.Conn, kind mysqlproto.ResponseKind, werr error) (relayResult, error) {
+func (s *session) relayParting(c *backend.Conn, werr error) (relayResult, error) {
 	var res relayResult
 	c.SetDeadline(time.Now().Add(time.Second))
 	raw, err := c.ReadRawPacket()
 	if err != nil || !mysqlproto.IsErr(mysqlproto.RawPayload(raw)) {
 		return res, &backendErr{c.Server(), werr}
 	}
-	s.pc.SetSeq(s.cmdSeq)
+	// Nothing was written to the client yet: the error continues the
+	// client's sequence right after its command.
 	if err := s.pc.WriteRaw(raw); err != nil {
 		return res, err
 	}

@@ -129,6 +129,15 @@ func (p *Proxy) newPool(name, addr string) *backend.Pool {
 	})
 }
 
+// anyBackendProfile is the login of some configured user, for connections
+// that only need to reach a node (health checks, reading its greeting).
+func (p *Proxy) anyBackendProfile() backend.Profile {
+	for _, u := range *p.users.Load() {
+		return backend.Profile{User: u.backendUser, Password: u.backendPassword}
+	}
+	return backend.Profile{}
+}
+
 // pool returns the pool of a node (nil for a node never known).
 func (p *Proxy) pool(name string) *backend.Pool { return (*p.pools.Load())[name] }
 
@@ -302,12 +311,7 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			conn.Close()
 		}
 	}()
-	users := *p.users.Load()
-	var prof backend.Profile
-	for _, u := range users {
-		prof = backend.Profile{User: u.backendUser, Password: u.backendPassword}
-		break
-	}
+	prof := p.anyBackendProfile()
 	check := func() {
 		start := time.Now()
 		var err error

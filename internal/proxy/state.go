@@ -59,7 +59,7 @@ func (s *session) sync(c *backend.Conn) error {
 
 // errFreshConn: the connection carries state this session cannot undo
 // cheaply; the caller closes it and takes another.
-const errFreshConn = protoErr("the connection carries a character set this session did not choose")
+const errFreshConn = protoErr("the connection carries session state this session cannot undo")
 
 // restoreDefaults sets the variables c carries and this session never
 // set back to their defaults (SET @@session.x = DEFAULT), so the session
