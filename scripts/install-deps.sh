@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup
-  rsync socat lsof sysbench haproxy etcd-server iproute2 iptables procps
+  rsync socat lsof sysbench haproxy etcd-server keepalived iproute2 iptables procps
   python3-pymysql ca-certificates
 )
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/agent"
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/nodeexec"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
@@ -59,17 +60,29 @@ func runAgent(ctx context.Context, args []string) error {
 	user := fs.String("user", "", "account to read wsrep status (needs no privilege; default $GALEON_MONITOR_USER)")
 	passwordFile := fs.String("password-file", "", "file holding its password (default $GALEON_MONITOR_PASSWORD)")
 	grastate := fs.String("grastate", "", "path of the node's grastate.dat")
+	datadir := fs.String("datadir", "", "the node's data directory, for state-transfer progress (default: where grastate.dat is)")
 	segment := fs.Int("segment", 0, "the node's gmcast.segment")
 	site := fs.String("site", "", "the node's site (data centre)")
 	httpListen := fs.String("http", "127.0.0.1:9200", "clustercheck endpoint for HAProxy's httpchk (\"\" for none)")
 	allowDonor := fs.Bool("allow-donor", false, "clustercheck: a Donor/Desynced node may take traffic (non-blocking SST only)")
 	interval := fs.Duration("interval", 500*time.Millisecond, "how often the node is checked")
 	sb := fs.String("sandbox", "", "take address, credentials and grastate.dat of --node from this sandbox")
+	sbDir := fs.String("sandbox-dir", "", "like --sandbox, by directory")
+	manage := fs.String("manage", "", "let the controller start and recover the node through this agent: \"systemd\" (Debian's mariadb unit, galera_new_cluster, galera_recovery)")
+	unit := fs.String("unit", "mariadb", "the node's systemd unit (--manage systemd)")
+	cmds := nodeexec.Commands{}
+	fs.StringVar(&cmds.RunningCmd, "running-cmd", "", "command that exits 0 while the node's server runs (overrides --manage's; {node} is the node's name)")
+	fs.StringVar(&cmds.StartCmd, "start-cmd", "", "command that starts the server to join the cluster")
+	fs.StringVar(&cmds.BootstrapCmd, "bootstrap-cmd", "", "command that starts the server as a new Primary component")
+	fs.StringVar(&cmds.RecoverCmd, "recover-cmd", "", "command that prints the crashed server's recovered position, UUID:SEQNO")
+	fs.StringVar(&cmds.PromoteCmd, "promote-cmd", "", "command that sets pc.bootstrap=YES on the running server")
+	fs.StringVar(&cmds.RestartCmd, "restart-cmd", "", "command that restarts the server cleanly")
+	fs.StringVar(&cmds.StopCmd, "stop-cmd", "", "command that stops the server cleanly")
 	df := addDiscoveryFlags(fs)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	cfg := agent.Config{Node: *node, Address: *addr, User: *user, Grastate: *grastate, Segment: *segment, Site: *site,
+	cfg := agent.Config{Node: *node, Address: *addr, User: *user, Grastate: *grastate, DataDir: *datadir, Segment: *segment, Site: *site,
 		HTTPListen: *httpListen, AllowDonor: *allowDonor, Interval: *interval, Password: os.Getenv("GALEON_MONITOR_PASSWORD")}
 	if cfg.User == "" {
 		cfg.User = os.Getenv("GALEON_MONITOR_USER")
@@ -81,8 +94,11 @@ func runAgent(ctx context.Context, args []string) error {
 		}
 		cfg.Password = strings.TrimSpace(string(b))
 	}
-	if *sb != "" {
-		s, err := sandbox.Open(sandbox.DirFor(*sb), sandbox.Control{})
+	if *sb != "" && *sbDir == "" {
+		*sbDir = sandbox.DirFor(*sb)
+	}
+	if *sbDir != "" {
+		s, err := sandbox.Open(*sbDir, sandbox.Control{})
 		if err != nil {
 			return err
 		}
@@ -92,6 +108,18 @@ func runAgent(ctx context.Context, args []string) error {
 		}
 		cfg.Address, cfg.Grastate = n.Addr(), s.GrastatePath(n)
 		cfg.User, cfg.Password = s.Credentials.MonitorUser, s.Credentials.MonitorPassword
+		// A sandbox node is this agent's to start: it reports whether
+		// mariadbd runs, recovers its position after a crash, and starts
+		// it when the controller recovers the cluster.
+		cfg.Executor = s
+	}
+	if ex, err := nodeCommands(*manage, *unit, cfg.Grastate, cmds); err != nil {
+		return err
+	} else if ex != nil {
+		if cfg.Executor != nil {
+			return errors.New("--manage and the --*-cmd options are for nodes outside a sandbox: a sandbox's agent manages its node already")
+		}
+		cfg.Executor = *ex
 	}
 	switch {
 	case cfg.Node == "":
@@ -108,7 +136,7 @@ func runAgent(ctx context.Context, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	store, err := discovery.Open(ctx, dcfg, log)
+	store, err := openRetrying(ctx, dcfg, log)
 	if err != nil {
 		return err
 	}
@@ -119,4 +147,64 @@ func runAgent(ctx context.Context, args []string) error {
 	}
 	log.Info("agent running", "node", cfg.Node, "address", cfg.Address, "discovery", strings.Join(store.Endpoints, ","), "clustercheck", cfg.HTTPListen)
 	return a.Run(ctx)
+}
+
+// openRetrying connects to etcd, retrying every second while it does not
+// answer: an agent may start before etcd (the embedded etcd of a proxy
+// that starts later) and must register its node once etcd is up. A
+// configuration that can never work fails at once.
+func openRetrying(ctx context.Context, cfg discovery.Config, log *slog.Logger) (*discovery.Store, error) {
+	if problems := cfg.Validate(); len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "; "))
+	}
+	cfg.DialTimeout = 2 * time.Second
+	for attempt := 0; ; attempt++ {
+		store, err := discovery.Open(ctx, cfg, log)
+		if err == nil {
+			if attempt > 0 {
+				log.Info("etcd answers", "endpoints", cfg.Endpoints, "after_attempts", attempt+1)
+			}
+			return store, nil
+		}
+		if attempt%30 == 0 {
+			log.Warn("etcd does not answer yet; retrying every second", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// nodeCommands are the commands an agent runs its node with: systemd's
+// (--manage systemd) with any --*-cmd given instead, or the --*-cmd
+// options alone (all of them then); nil when the agent only reports.
+func nodeCommands(manage, unit, grastate string, given nodeexec.Commands) (*nodeexec.Commands, error) {
+	var c nodeexec.Commands
+	switch manage {
+	case "":
+		if given == (nodeexec.Commands{}) {
+			return nil, nil
+		}
+	case "systemd":
+		c = nodeexec.Systemd(unit, grastate)
+	default:
+		return nil, fmt.Errorf("--manage %q: the only manager known is systemd (or give every --*-cmd)", manage)
+	}
+	for _, o := range []struct {
+		dst *string
+		v   string
+	}{{&c.RunningCmd, given.RunningCmd}, {&c.StartCmd, given.StartCmd},
+		{&c.BootstrapCmd, given.BootstrapCmd}, {&c.RecoverCmd, given.RecoverCmd}, {&c.PromoteCmd, given.PromoteCmd},
+		{&c.RestartCmd, given.RestartCmd}, {&c.StopCmd, given.StopCmd}} {
+		if o.v != "" {
+			*o.dst = o.v
+		}
+	}
+	c.Grastate = grastate
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: give --manage systemd, or every one of --running-cmd --start-cmd --bootstrap-cmd --recover-cmd --promote-cmd --restart-cmd --stop-cmd, and --grastate", err)
+	}
+	return &c, nil
 }

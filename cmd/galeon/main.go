@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -24,6 +25,7 @@ func commands() []command {
 		{"proxy", "MySQL-protocol proxy with read/write split, pooling and multiplexing", runProxy},
 		{"status", "live wsrep view of a Galera cluster, one line per node per interval", runStatus},
 		{"agent", "node agent: registers a Galera node in etcd, clustercheck endpoint for HAProxy", runAgent},
+		{"cluster", "manage a running cluster through its control plane (rolling-restart, stop, start, recover)", runCluster},
 		{"version", "print the galeon version", func(context.Context, []string) error {
 			fmt.Println("galeon", version)
 			return nil
@@ -39,6 +41,10 @@ func usage() {
 	fmt.Fprintf(os.Stderr, "\n`galeon COMMAND -h` shows a command's flags.\n")
 }
 
+// errSilentFailure ends a command with exit status 1 and no message: the
+// status is the answer (galeon sandbox running NODE).
+var errSilentFailure = errors.New("exit status 1")
+
 func main() {
 	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
 		usage()
@@ -49,7 +55,9 @@ func main() {
 	for _, c := range commands() {
 		if c.name == os.Args[1] {
 			if err := c.run(ctx, os.Args[2:]); err != nil {
-				fmt.Fprintf(os.Stderr, "galeon %s: %v\n", c.name, err)
+				if !errors.Is(err, errSilentFailure) {
+					fmt.Fprintf(os.Stderr, "galeon %s: %v\n", c.name, err)
+				}
 				os.Exit(1)
 			}
 			return

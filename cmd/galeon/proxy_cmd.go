@@ -13,11 +13,13 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/nodesync"
 	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/sharedconfig"
 )
 
 const proxyUsage = `usage: galeon proxy [--config FILE] [--check-config] [--background --pid-file F --log-file F] [--verbose]
@@ -107,18 +109,44 @@ func runProxy(ctx context.Context, args []string) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var store *discovery.Store
+	var shared *sharedconfig.Sync
+	name := cfg.Discovery.Name(cfg.Proxy.Listen)
+	if cfg.Discovery.Enabled() {
+		if store, err = discovery.Open(ctx, cfg.Discovery.Store(), log); err != nil {
+			return err
+		}
+		defer store.Close()
+		key, created, err := sharedconfig.LoadOrCreateKey(cfg.Discovery.SecretKeyFile)
+		if err != nil {
+			return err
+		}
+		if created {
+			log.Info("generated the key that seals passwords in the shared configuration; give every proxy of the cluster a copy", "file", cfg.Discovery.SecretKeyFile)
+		}
+		if shared, err = sharedconfig.Bootstrap(ctx, store, cfg, key, name, log); err != nil {
+			return err
+		}
+		if probs := cfg.RequireAfterShared(); len(probs) > 0 {
+			return fmt.Errorf("%s: %s", *path, strings.Join(probs, "; "))
+		}
+	}
 	p, err := proxy.New(cfg, log)
 	if err != nil {
 		return err
 	}
-	if cfg.Discovery.Enabled() {
-		store, err := discovery.Open(ctx, cfg.Discovery.Store(), log)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		go nodesync.Follow(ctx, store, p)
-		log.Info("following service discovery", "endpoints", strings.Join(store.Endpoints, ","), "cluster", cfg.Discovery.Cluster)
+	if store != nil {
+		cctx, stopControl := context.WithCancel(ctx)
+		controlDone := make(chan struct{})
+		go func() {
+			defer close(controlDone)
+			nodesync.Run(cctx, store, p, nodesync.Options{Name: name, MySQL: cfg.Proxy.Listen, Admin: cfg.Admin.Listen,
+				FenceTimeout: cfg.Galera.DrainGrace.D() + time.Second, Shared: shared}, log)
+		}()
+		// On the way out: resign the controller role and remove this
+		// proxy's record before the store closes.
+		defer func() { stopControl(); <-controlDone }()
+		log.Info("joined the control plane", "proxy", name, "endpoints", strings.Join(store.Endpoints, ","), "cluster", cfg.Discovery.Cluster)
 	}
 	errs := make(chan error, 2)
 	go func() { errs <- p.Serve(ctx) }()

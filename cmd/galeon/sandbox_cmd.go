@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
@@ -17,8 +18,10 @@ const sandboxUsage = `usage: galeon sandbox ACTION [flags]
 
 actions:
   up [--nodes N] [--base-port P] [--sst-method rsync|mariabackup]
-     [--provider-option K=V ...] [--server-option K=V ...]
-                      create and start a sandbox; waits until all nodes are Synced
+     [--provider-option K=V ...] [--server-option K=V ...] [--discovery etcd://H:P|none]
+                      create and start a sandbox; waits until all nodes are Synced;
+                      one galeon agent per node registers it in etcd (default: the
+                      embedded etcd of the sandbox's proxy, 127.0.0.1:base+500)
   status [--json]     process and Galera state of every node
   stop                clean shutdown of every node
   start               start a stopped sandbox (bootstraps from the most advanced node)
@@ -29,6 +32,14 @@ actions:
   pause NODE          SIGSTOP NODE (hung server)
   resume NODE         SIGCONT NODE
   restart NODE        stop NODE (cleanly, resuming it if paused) and start it again
+  running NODE        exit status 0 while NODE's server runs, 1 otherwise
+  start-node NODE     start a stopped NODE so that it joins the cluster
+  stop-node NODE      stop NODE cleanly (it stays in the sandbox)
+  bootstrap-node NODE start a stopped NODE as a new Primary component (safe_to_bootstrap set)
+  position NODE       print a stopped NODE's position, UUID:SEQNO (--wsrep-recover after a crash)
+  promote NODE        pc.bootstrap=YES on a running NODE without quorum
+                      (with restart, these are the node commands an agent can be
+                      given: galeon agent --running-cmd ... --start-cmd ...)
   env                 print shell variables for the sandbox's DSNs and credentials
   proxy-config [--listen A] [--admin-listen A] [--http-listen A]
                       print a galeon proxy configuration for the sandbox
@@ -43,7 +54,8 @@ func runSandbox(ctx context.Context, args []string) error {
 	}
 	action := args[0]
 	switch action {
-	case "up", "status", "stop", "start", "destroy", "add", "env", "proxy-config", "remove", "kill", "pause", "resume", "restart":
+	case "up", "status", "stop", "start", "destroy", "add", "env", "proxy-config", "remove", "kill", "pause", "resume", "restart",
+		"running", "start-node", "stop-node", "bootstrap-node", "position", "promote":
 	default:
 		fmt.Fprint(os.Stderr, sandboxUsage)
 		return fmt.Errorf("unknown action %q", action)
@@ -62,6 +74,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	provider, server := keyValues{}, keyValues{}
 	fs.Var(provider, "provider-option", "wsrep_provider_options entry KEY=VALUE, repeatable (up)")
 	fs.Var(server, "server-option", "[mariadbd] option KEY=VALUE, repeatable (up)")
+	disc := fs.String("discovery", "", "etcd where the agents register the nodes; \"none\" for no agents (up; default etcd://127.0.0.1:BASE+500)")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -70,9 +83,7 @@ func runSandbox(ctx context.Context, args []string) error {
 		*dir = sandbox.DirFor(*name)
 	}
 	start := time.Now()
-	ctl := sandbox.Control{Progress: func(node, msg string) {
-		fmt.Printf("[%6.1fs] %-7s %s\n", time.Since(start).Seconds(), node, msg)
-	}}
+	ctl := cliControl(start)
 	nodeArg := func() (string, error) {
 		if len(pos) != 1 {
 			return "", fmt.Errorf("%s needs exactly one NODE argument (e.g. node2)", action)
@@ -83,8 +94,14 @@ func runSandbox(ctx context.Context, args []string) error {
 		if *nodes < 1 || *nodes > sandbox.MaxNodes {
 			return fmt.Errorf("--nodes %d: a sandbox has 1 to %d nodes", *nodes, sandbox.MaxNodes)
 		}
+		switch *disc {
+		case "":
+			*disc = sandbox.DiscoveryEndpoint(*basePort)
+		case "none":
+			*disc = ""
+		}
 		sb, err := sandbox.Up(ctx, sandbox.Options{Name: *name, Nodes: *nodes, BasePort: *basePort, Dir: *dir,
-			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Control: ctl})
+			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Discovery: *disc, Control: ctl})
 		if err != nil {
 			return err
 		}
@@ -95,6 +112,18 @@ func runSandbox(ctx context.Context, args []string) error {
 	sb, err := sandbox.Open(*dir, ctl)
 	if err != nil {
 		return err
+	}
+	var store *discovery.Store
+	if sb.Discovery != "" && (action == "add" || action == "start" || action == "restart" || action == "remove") {
+		// Joiners get their donors from the control plane: never the
+		// writer while another node can serve, IST-capable nodes first;
+		// nodes come and go through it (lifecycle.Membership).
+		if store, err = openControlStore(ctx, sb.Discovery, sb.Name); err == nil {
+			defer store.Close()
+			useControlDonors(ctx, sb, store, ctl.Progress)
+		} else {
+			ctl.Progress("-", "control plane not reachable, Galera chooses donors and nothing is drained: "+err.Error())
+		}
 	}
 	switch action {
 	case "status":
@@ -114,7 +143,7 @@ func runSandbox(ctx context.Context, args []string) error {
 		fmt.Printf("sandbox %q destroyed (%s removed)\n", sb.Name, sb.Dir)
 		return nil
 	case "add":
-		n, err := sb.Add(ctx)
+		n, err := addNode(ctx, sb, store, ctl.Progress)
 		if err != nil {
 			return err
 		}
@@ -133,13 +162,33 @@ func runSandbox(ctx context.Context, args []string) error {
 	}
 	switch action {
 	case "remove":
-		return sb.Remove(ctx, node)
+		return removeNode(ctx, sb, store, node, ctl.Progress)
 	case "kill":
 		return sb.Kill(node)
 	case "pause":
 		return sb.Pause(node)
 	case "resume":
 		return sb.Resume(node)
+	case "running":
+		if !sb.Running(node) {
+			return errSilentFailure
+		}
+		return nil
+	case "start-node":
+		return sb.StartNode(ctx, node)
+	case "stop-node":
+		return sb.StopNode(ctx, node)
+	case "bootstrap-node":
+		return sb.BootstrapNode(ctx, node)
+	case "position":
+		g, err := sb.Position(ctx, node)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s:%d\n", g.UUID, g.Seqno)
+		return nil
+	case "promote":
+		return sb.PromoteNode(ctx, node)
 	default: // "restart"; actions were validated above
 		return sb.Restart(ctx, node)
 	}
@@ -175,17 +224,32 @@ func printSandboxStatus(ctx context.Context, sb *sandbox.Sandbox, asJSON bool) e
 		return enc.Encode(st)
 	}
 	fmt.Printf("sandbox %q in %s (sst %s)\n", sb.Name, sb.Dir, sb.SSTMethod)
-	fmt.Printf("%-7s %-16s %-7s %-8s %-15s %-8s %s\n", "node", "address", "pid", "process", "state", "cluster", "size")
+	if sb.Discovery != "" {
+		fmt.Printf("agents register the nodes in %s (cluster %q)\n", sb.Discovery, sb.Name)
+	}
+	fmt.Printf("%-7s %-16s %-7s %-8s %-15s %-8s %-5s %s\n", "node", "address", "pid", "process", "state", "cluster", "size", "agent")
 	for _, n := range st {
 		pid := "-"
 		if n.PID != 0 {
 			pid = fmt.Sprint(n.PID)
 		}
-		line := fmt.Sprintf("%-7s %-16s %-7s %-8s %-15s %-8s %s", n.Name, n.Addr(), pid, n.Process, n.State, n.ClusterStatus, n.ClusterSize)
+		line := fmt.Sprintf("%-7s %-16s %-7s %-8s %-15s %-8s %-5s %s", n.Name, n.Addr(), pid, n.Process, n.State, n.ClusterStatus, n.ClusterSize, sb.AgentStatus(n.Node))
 		if n.Error != "" {
 			line += "  error: " + n.Error
 		}
 		fmt.Println(strings.TrimRight(line, " "))
 	}
 	return nil
+}
+
+// cliControl is how the CLI runs a sandbox: progress lines timed from
+// start, and node agents run from this very binary.
+func cliControl(start time.Time) sandbox.Control {
+	ctl := sandbox.Control{Progress: func(node, msg string) {
+		fmt.Printf("[%6.1fs] %-7s %s\n", time.Since(start).Seconds(), node, msg)
+	}}
+	if self, err := os.Executable(); err == nil {
+		ctl.AgentBinary = self
+	}
+	return ctl
 }

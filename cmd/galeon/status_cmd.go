@@ -35,6 +35,8 @@ func runStatus(ctx context.Context, args []string) error {
 	once := fs.Bool("once", false, "print one interval and exit")
 	asJSON := fs.Bool("json", false, "one JSON object per interval")
 	count := fs.Int("count", 0, "stop after this many intervals (0: until interrupted)")
+	disc := fs.String("discovery", "", "etcd of the control plane (default: the sandbox's); \"none\" to skip it")
+	cluster := fs.String("cluster", "", "cluster name in etcd (default: the sandbox's name)")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -50,6 +52,10 @@ func runStatus(ctx context.Context, args []string) error {
 			t.DB.Close()
 		}
 	}()
+	control := openControlView(ctx, *disc, *cluster, *nodes == "", *name, *dir)
+	if control != nil {
+		defer control.Close()
+	}
 	w := &wsrepview.Watcher{Targets: targets, Timeout: min(*interval, 2*time.Second)}
 	w.Poll(ctx) // baseline for rates
 	if *once {
@@ -65,13 +71,21 @@ func runStatus(ctx context.Context, args []string) error {
 		case <-tick.C:
 		}
 		rows := w.Poll(ctx)
+		cp := control.read(ctx)
 		if *asJSON {
-			if err := enc.Encode(map[string]any{"time": time.Now().UTC(), "nodes": rows}); err != nil {
+			obj := map[string]any{"time": time.Now().UTC(), "nodes": rows}
+			if cp != nil {
+				obj["control_plane"] = cp
+			}
+			if err := enc.Encode(obj); err != nil {
 				return err
 			}
 			continue
 		}
 		if i%20 == 0 {
+			if cp != nil {
+				fmt.Print(cp.text())
+			}
 			fmt.Println(wsrepview.Header())
 		}
 		for _, r := range rows {

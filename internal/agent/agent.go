@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/galera"
+	"github.com/galeon-db/galeon/internal/transfer"
 	"github.com/galeon-db/galeon/internal/wsrepview"
 )
 
@@ -44,6 +46,31 @@ type Config struct {
 	AllowDonor bool
 	Interval   time.Duration // default 500ms
 	TTL        time.Duration // lease TTL, default 2s
+	// DataDir is the node's data directory, for state-transfer progress
+	// (default: the directory of Grastate).
+	DataDir string
+	// Executor, if set, lets the agent tell whether its node's server
+	// runs, recover a stopped node's position, and start it when the
+	// controller asks (recovery after a full outage).
+	Executor Executor
+}
+
+// Executor starts and inspects a node's server, for an agent that manages
+// its node: *sandbox.Sandbox for a sandbox's nodes, nodeexec.Commands
+// (systemd's, or the operator's commands) anywhere else.
+type Executor interface {
+	Running(node string) bool
+	// Position is a stopped node's last committed position.
+	Position(ctx context.Context, node string) (galera.Grastate, error)
+	BootstrapNode(ctx context.Context, node string) error
+	StartNode(ctx context.Context, node string) error
+	// PromoteNode makes a running node that lost quorum a Primary
+	// component of its own (pc.bootstrap=YES).
+	PromoteNode(ctx context.Context, node string) error
+	// RestartNode restarts the node cleanly and returns once it runs
+	// again; StopNode stops it cleanly.
+	RestartNode(ctx context.Context, node string) error
+	StopNode(ctx context.Context, node string) error
 }
 
 // Agent watches one node.
@@ -57,7 +84,15 @@ type Agent struct {
 	facts discovery.NodeFacts
 	why   string
 
+	// With an Executor: a crashed node's position once recovered, and the
+	// last action taken up. exec serialises everything that starts
+	// mariadbd.
+	position *galera.Grastate
+	action   *discovery.ActionState
+	exec     sync.Mutex
+
 	httpAddr net.Addr
+	transfer transfer.Observer
 }
 
 // New prepares an agent; Run starts it.
@@ -83,7 +118,10 @@ func New(cfg Config, store *discovery.Store, log *slog.Logger) (*Agent, error) {
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
-	return &Agent{cfg: cfg, store: store, log: log, db: db}, nil
+	if cfg.DataDir == "" && cfg.Grastate != "" {
+		cfg.DataDir = filepath.Dir(cfg.Grastate)
+	}
+	return &Agent{cfg: cfg, store: store, log: log, db: db, transfer: transfer.Observer{DataDir: cfg.DataDir}}, nil
 }
 
 // Run checks and publishes until ctx ends, then deregisters the node.
@@ -109,6 +147,12 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		}
 	}()
+	if a.cfg.Executor != nil {
+		fctx, stop := context.WithCancel(ctx)
+		followed := make(chan struct{})
+		go func() { defer close(followed); a.follow(fctx) }()
+		defer func() { stop(); <-followed }()
+	}
 	t := time.NewTicker(a.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -157,12 +201,83 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 		f.ClusterSize, _ = strconv.Atoi(v["wsrep_cluster_size"])
 		f.StateUUID = v["wsrep_cluster_state_uuid"]
 		f.LastCommitted, _ = strconv.ParseInt(v["wsrep_last_committed"], 10, 64)
+		f.CachedDownto, _ = strconv.ParseInt(v["wsrep_local_cached_downto"], 10, 64)
+		f.RecvQueue, _ = strconv.Atoi(v["wsrep_local_recv_queue"])
 		f.Synced, why = galera.Clustercheck(v, a.cfg.AllowDonor)
 	}
+	if x := a.cfg.Executor; x != nil {
+		f.Stopped = !f.Up && !x.Running(a.cfg.Node)
+	}
+	a.transfer.Observe(&f, time.Now())
 	a.mu.Lock()
+	switch {
+	case !f.Stopped:
+		a.position = nil // running again: a later stop recovers anew
+	case f.Grastate.Seqno >= 0 && f.Grastate.UUID != "":
+		// A clean stop: grastate.dat holds the position.
+		g := f.Grastate
+		f.Position = &g
+	default:
+		// A crash (seqno -1): the position is recovered with
+		// --wsrep-recover when the controller asks for it.
+		f.Position = a.position
+	}
+	f.Action = a.action
 	a.facts, a.why = f, why
 	a.mu.Unlock()
 	return f
+}
+
+// maxActionAge: an action older than this is not carried out (a stale
+// bootstrap request must never split a running cluster).
+const maxActionAge = 2 * time.Minute
+
+// follow carries out the controller's actions for this node, each ID once.
+func (a *Agent) follow(ctx context.Context) {
+	done := ""
+	for act := range a.store.WatchAction(ctx, a.cfg.Node) {
+		if act.ID == "" || act.ID+act.Kind == done || time.Since(act.At) > maxActionAge {
+			continue
+		}
+		done = act.ID + act.Kind
+		st := &discovery.ActionState{ID: act.ID, Kind: act.Kind}
+		a.mu.Lock()
+		a.action = st
+		a.mu.Unlock()
+		a.log.Info("carrying out the controller's action", "node", a.cfg.Node, "action", act.Kind, "id", act.ID, "reason", act.Reason)
+		a.exec.Lock()
+		xctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		var err error
+		switch act.Kind {
+		case discovery.ActionBootstrap:
+			err = a.cfg.Executor.BootstrapNode(xctx, a.cfg.Node)
+		case discovery.ActionJoin:
+			err = a.cfg.Executor.StartNode(xctx, a.cfg.Node)
+		case discovery.ActionPromote:
+			err = a.cfg.Executor.PromoteNode(xctx, a.cfg.Node)
+		case discovery.ActionRestart:
+			err = a.cfg.Executor.RestartNode(xctx, a.cfg.Node)
+		case discovery.ActionStop:
+			err = a.cfg.Executor.StopNode(xctx, a.cfg.Node)
+		case discovery.ActionPosition:
+			var g galera.Grastate
+			if g, err = a.cfg.Executor.Position(xctx, a.cfg.Node); err == nil {
+				a.mu.Lock()
+				a.position = &g
+				a.mu.Unlock()
+			}
+		}
+		cancel()
+		a.exec.Unlock()
+		res := &discovery.ActionState{ID: act.ID, Kind: act.Kind, Done: true}
+		if err != nil {
+			res.Err = err.Error()
+			a.log.Warn("action failed", "node", a.cfg.Node, "action", act.Kind, "err", err)
+		}
+		a.mu.Lock()
+		a.action = res
+		a.mu.Unlock()
+	}
 }
 
 // ServeHTTP is the clustercheck endpoint: 200 when the node may take

@@ -127,22 +127,48 @@ type Galera struct {
 // register the cluster's nodes: a node that registers is monitored and
 // routed to with no change to this file.
 type Discovery struct {
-	// Endpoints: "" (off, the default for now), "embedded" (an etcd inside
-	// this proxy, on loopback) or etcd://h1:2379,h2:2379 (etcds:// for TLS).
-	Endpoints    string `toml:"endpoints"`
-	Cluster      string `toml:"cluster"`
-	DataDir      string `toml:"data_dir"`
-	ClientListen string `toml:"client_listen"`
-	PeerListen   string `toml:"peer_listen"`
-	Username     string `toml:"username"`
-	Password     string `toml:"password"`
-	CAFile       string `toml:"ca_file"`
-	CertFile     string `toml:"cert_file"`
-	KeyFile      string `toml:"key_file"`
+	// Endpoints: "embedded" (an etcd inside this proxy, on loopback: the
+	// default when a [discovery] section is present) or
+	// etcd://h1:2379,h2:2379 (etcds:// for TLS). With no [discovery]
+	// section the proxy runs on its [[servers]] alone.
+	Endpoints string `toml:"endpoints"`
+	// ProxyName names this proxy in the control plane (its record and
+	// controller election); default <hostname>-<mysql port>.
+	ProxyName string `toml:"proxy_name"`
+	// SecretKeyFile holds the key that seals passwords in the shared
+	// configuration (created on first start; every proxy of a cluster
+	// needs a copy). Default: galeon-secret.key beside this file.
+	SecretKeyFile string `toml:"secret_key_file"`
+	Cluster       string `toml:"cluster"`
+	DataDir       string `toml:"data_dir"`
+	ClientListen  string `toml:"client_listen"`
+	PeerListen    string `toml:"peer_listen"`
+	Username      string `toml:"username"`
+	Password      string `toml:"password"`
+	CAFile        string `toml:"ca_file"`
+	CertFile      string `toml:"cert_file"`
+	KeyFile       string `toml:"key_file"`
 	// WriterWeight and ReaderWeight are given to discovered nodes (a
 	// [[servers]] entry of the same name keeps its own).
 	WriterWeight int `toml:"writer_weight"`
 	ReaderWeight int `toml:"reader_weight"`
+}
+
+// Name is this proxy's name in the control plane: proxy_name, or
+// <hostname>-<port of listen>.
+func (d Discovery) Name(listen string) string {
+	if d.ProxyName != "" {
+		return d.ProxyName
+	}
+	host, _ := os.Hostname()
+	_, port, _ := net.SplitHostPort(listen)
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, strings.TrimLeft(host, ".-_")+"-"+port)
+	return strings.TrimLeft(name, "-")
 }
 
 // Enabled says whether the proxy follows service discovery.
@@ -153,6 +179,21 @@ func (d Discovery) Store() discovery.Config {
 	return discovery.Config{Endpoints: d.Endpoints, Cluster: d.Cluster, DataDir: d.DataDir,
 		ClientListen: d.ClientListen, PeerListen: d.PeerListen, Username: d.Username, Password: d.Password,
 		CAFile: d.CAFile, CertFile: d.CertFile, KeyFile: d.KeyFile}
+}
+
+// RequireAfterShared lists what a proxy with discovery still lacks once
+// the cluster's shared configuration is merged in: it may start with a
+// file that has only the discovery endpoint, but not without users or a
+// monitor account from one or the other.
+func (c *Config) RequireAfterShared() []string {
+	var p []string
+	if len(c.Users) == 0 {
+		p = append(p, "users: no [[users]] in this file nor in the cluster's shared configuration: clients log in to galeon with these")
+	}
+	if !c.Galera.Enabled() {
+		p = append(p, "galera.monitor_user: required with discovery (in this file or the cluster's shared configuration): galeon checks every discovered node before routing to it")
+	}
+	return p
 }
 
 // Enabled says whether the Galera monitor runs.
@@ -248,6 +289,12 @@ func Parse(text, name string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if md.IsDefined("discovery") && cfg.Discovery.Endpoints == "" {
+		cfg.Discovery.Endpoints = discovery.Embedded
+	}
+	if cfg.Discovery.Enabled() && cfg.Discovery.SecretKeyFile == "" {
+		cfg.Discovery.SecretKeyFile = filepath.Join(filepath.Dir(name), "galeon-secret.key")
+	}
 	if cfg.Discovery.Endpoints == discovery.Embedded && cfg.Discovery.DataDir == "" {
 		// The embedded etcd keeps its data beside the proxy's state.
 		cfg.Discovery.DataDir = filepath.Join(filepath.Dir(name), "galeon-discovery")
@@ -319,11 +366,13 @@ func (c *Config) Validate() []string {
 	}
 	if d := c.Discovery; d.Enabled() {
 		p = append(p, d.Store().Validate()...)
-		if !c.Galera.Enabled() {
-			add("galera.monitor_user", "required with discovery: galeon checks every discovered node with its Galera monitor before routing to it")
-		}
 		if d.WriterWeight < 0 || d.ReaderWeight < 0 {
 			add("discovery.writer_weight", "weights must be 0 or more")
+		}
+		if d.ProxyName != "" {
+			if err := discovery.ValidName("proxy", d.ProxyName); err != nil {
+				add("discovery.proxy_name", "%v", err)
+			}
 		}
 	} else if len(c.Servers) == 0 {
 		add("servers", "at least one [[servers]] entry is required (or [discovery] endpoints)")
@@ -411,7 +460,7 @@ func (c *Config) Validate() []string {
 			add(key+".max_connections", "must be 0 (unlimited) or more")
 		}
 	}
-	if len(c.Users) == 0 {
+	if len(c.Users) == 0 && !c.Discovery.Enabled() {
 		add("users", "at least one [[users]] entry is required: clients log in to galeon with these")
 	}
 	for i, r := range c.QueryRules {

@@ -9,9 +9,11 @@ import (
 //
 //	/galeon/<cluster>/nodes/<node>      NodeFacts (JSON), under the agent's lease
 //	/galeon/<cluster>/writer            the published writer decision
+//	/galeon/<cluster>/switchover        an operator's switchover request, for the controller
 //	/galeon/<cluster>/controller/       election of the controller (etcd concurrency)
 //	/galeon/<cluster>/proxies/<id>      each proxy's view, under its lease
 //	/galeon/<cluster>/config/           shared runtime configuration
+//	/galeon/<cluster>/actions/<node>    what the controller asks a node's agent to do (recovery)
 type Keys struct{ root string }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
@@ -39,6 +41,9 @@ func (k Keys) Node(name string) string { return k.Nodes() + name }
 
 // Writer holds the published writer decision.
 func (k Keys) Writer() string { return k.root + "writer" }
+
+// Switchover holds an operator's pending switchover request.
+func (k Keys) Switchover() string { return k.root + "switchover" }
 
 // Controller is the election prefix of the controller.
 func (k Keys) Controller() string { return k.root + "controller/" }

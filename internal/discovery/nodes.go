@@ -3,14 +3,11 @@ package discovery
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"sort"
-	"sync/atomic"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/galeon-db/galeon/internal/galera"
@@ -38,11 +35,44 @@ type NodeFacts struct {
 	ClusterSize       int    `json:"wsrep_cluster_size"`
 	StateUUID         string `json:"wsrep_cluster_state_uuid,omitempty"`
 	LastCommitted     int64  `json:"wsrep_last_committed"`
+	// CachedDownto is the lowest seqno in the node's gcache: a joiner
+	// whose position is at or above it can join by IST from this node.
+	CachedDownto int64 `json:"wsrep_local_cached_downto"`
+	RecvQueue    int   `json:"wsrep_local_recv_queue"`
 	// Grastate is the node's grastate.dat (for recovery after an outage).
 	Grastate galera.Grastate `json:"grastate"`
+	// Stopped: the agent knows the node's server is not running (it can
+	// tell only beside a node it manages, such as a sandbox node).
+	Stopped bool `json:"stopped,omitempty"`
+	// Position is a stopped node's last committed position, recovered
+	// with --wsrep-recover after a crash; nil while unknown.
+	Position *galera.Grastate `json:"position,omitempty"`
+	// Action is the agent's report on the last action it took up.
+	Action *ActionState `json:"action,omitempty"`
+	// DataBytes is the size of the node's data directory without its
+	// gcache and temporary tablespace: what a full state transfer (SST)
+	// from this node copies, roughly. 0 when the agent does not know
+	// the data directory.
+	DataBytes int64 `json:"data_bytes,omitempty"`
+	// Transfer is the state transfer the node is receiving, if any.
+	Transfer *Transfer `json:"transfer,omitempty"`
 	// Synced is the clustercheck verdict (Synced in a Primary component).
 	Synced    bool      `json:"synced"`
 	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Transfer is a joiner's state transfer as its agent sees it.
+type Transfer struct {
+	// Kind is "SST" (a full copy, seen in the data directory) or "IST"
+	// (write-sets from a donor's gcache, seen in wsrep_last_committed).
+	Kind  string    `json:"kind"`
+	Since time.Time `json:"since"`
+	// Done is bytes received (SST) or write-sets applied (IST) so far;
+	// Rate its recent speed per second.
+	Done int64   `json:"done"`
+	Rate float64 `json:"rate"`
+	// From is the seqno the joiner had when an IST started.
+	From int64 `json:"from,omitempty"`
 }
 
 // Validate rejects facts that must never reach routing: a corrupt or
@@ -78,18 +108,7 @@ func DecodeNode(key string, value []byte) (NodeFacts, error) {
 
 // Registration keeps one node's facts in the store under a lease: if the
 // process holding it dies, the lease expires and the node disappears.
-type Registration struct {
-	s     *Store
-	key   string
-	ttl   int64
-	lease clientv3.LeaseID
-	last  []byte
-	stop  context.CancelFunc
-	// lost is set when the keep-alive stream ends on its own: the lease
-	// expired (etcd was unreachable longer than the TTL) and the key
-	// with it.
-	lost *atomic.Bool
-}
+type Registration struct{ k *LeasedKey }
 
 // Register publishes facts under a new lease of ttl (at least etcd's
 // minimum, about 2 s) and keeps the lease alive until Close or ctx ends.
@@ -97,38 +116,15 @@ func (s *Store) Register(ctx context.Context, facts NodeFacts, ttl time.Duration
 	if err := facts.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Registration{s: s, key: s.Keys.Node(facts.Name), ttl: max(int64(ttl/time.Second), 2)}
-	if err := r.grant(ctx); err != nil {
+	k, err := s.Lease(ctx, s.Keys.Node(facts.Name), ttl)
+	if err != nil {
 		return nil, err
 	}
+	r := &Registration{k: k}
 	if err := r.Update(ctx, facts); err != nil {
 		return nil, err
 	}
 	return r, nil
-}
-
-func (r *Registration) grant(ctx context.Context) error {
-	if r.stop != nil {
-		r.stop()
-	}
-	lg, err := r.s.Client.Grant(ctx, r.ttl)
-	if err != nil {
-		return fmt.Errorf("lease: %w", err)
-	}
-	kctx, cancel := context.WithCancel(context.Background())
-	ch, err := r.s.Client.KeepAlive(kctx, lg.ID)
-	if err != nil {
-		cancel()
-		return fmt.Errorf("lease keep-alive: %w", err)
-	}
-	lost := &atomic.Bool{}
-	go func() {
-		for range ch { // drain the acknowledgements; closed when kctx ends or the lease is lost
-		}
-		lost.Store(kctx.Err() == nil)
-	}()
-	r.lease, r.stop, r.last, r.lost = lg.ID, cancel, nil, lost
-	return nil
 }
 
 // Update publishes facts if they changed (the timestamp aside). A lease
@@ -138,45 +134,17 @@ func (r *Registration) Update(ctx context.Context, facts NodeFacts) error {
 	if err := facts.Validate(); err != nil {
 		return err
 	}
-	if r.lost.Load() {
-		if err := r.grant(ctx); err != nil {
-			return err
-		}
-	}
 	cmp := facts
 	cmp.UpdatedAt = time.Time{}
 	sig, _ := json.Marshal(cmp)
-	if string(sig) == string(r.last) {
-		return nil
-	}
 	facts.UpdatedAt = time.Now().UTC()
 	val, _ := json.Marshal(facts)
-	_, err := r.s.Client.Put(ctx, r.key, string(val), clientv3.WithLease(r.lease))
-	if err != nil && isLeaseGone(err) {
-		if err = r.grant(ctx); err == nil {
-			_, err = r.s.Client.Put(ctx, r.key, string(val), clientv3.WithLease(r.lease))
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("publish %s: %w", r.key, err)
-	}
-	r.last = sig
-	return nil
-}
-
-func isLeaseGone(err error) bool {
-	return errors.Is(err, rpctypes.ErrLeaseNotFound) || errors.Is(err, rpctypes.ErrGRPCLeaseNotFound)
+	return r.k.Put(ctx, val, sig)
 }
 
 // Close removes the registration at once (revoking the lease), as on a
 // clean shutdown.
-func (r *Registration) Close(ctx context.Context) error {
-	if r.stop != nil {
-		r.stop()
-	}
-	_, err := r.s.Client.Revoke(ctx, r.lease)
-	return err
-}
+func (r *Registration) Close(ctx context.Context) error { return r.k.Close(ctx) }
 
 // NodeSet is the registered nodes at one revision, by name, with the
 // values that were rejected.
@@ -201,35 +169,8 @@ func (ns NodeSet) Sorted() []NodeFacts {
 // (etcd restarted, unreachable), it reads the set again and resumes, so a
 // receiver always ends up with the current state.
 func (s *Store) WatchNodes(ctx context.Context) <-chan NodeSet {
-	out := make(chan NodeSet, 1)
-	go func() {
-		defer close(out)
-		for delay := 100 * time.Millisecond; ctx.Err() == nil; delay = min(2*delay, 2*time.Second) {
-			if s.watchNodesOnce(ctx, out) {
-				delay = 100 * time.Millisecond
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(delay):
-			}
-		}
-	}()
-	return out
-}
-
-// watchNodesOnce reads the set and follows changes until the watch ends;
-// ok says whether it got as far as watching.
-func (s *Store) watchNodesOnce(ctx context.Context, out chan NodeSet) (ok bool) {
 	prefix := s.Keys.Nodes()
-	resp, err := s.Client.Get(ctx, prefix, clientv3.WithPrefix())
-	if err != nil {
-		return false
-	}
-	raw := map[string][]byte{}
-	for _, kv := range resp.Kvs {
-		raw[string(kv.Key)] = kv.Value
-	}
-	send := func(rev int64) bool {
+	return watchDecoded(ctx, s, prefix, func(raw map[string][]byte, rev int64) NodeSet {
 		ns := NodeSet{Nodes: map[string]NodeFacts{}, Revision: rev}
 		for k, v := range raw {
 			f, err := DecodeNode(k, v)
@@ -243,36 +184,22 @@ func (s *Store) watchNodesOnce(ctx context.Context, out chan NodeSet) (ok bool) 
 			}
 			ns.Nodes[f.Name] = f
 		}
-		select { // keep only the latest snapshot for a slow receiver
-		case <-out:
-		default:
-		}
-		select {
-		case out <- ns:
-			return true
-		case <-ctx.Done():
-			return false
+		return ns
+	})
+}
+
+// Nodes reads the registered nodes now, sorted by name; registrations
+// that do not validate are left out.
+func (s *Store) Nodes(ctx context.Context) ([]NodeFacts, error) {
+	resp, err := s.Client.Get(ctx, s.Keys.Nodes(), clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	ns := NodeSet{Nodes: map[string]NodeFacts{}}
+	for _, kv := range resp.Kvs {
+		if f, err := DecodeNode(string(kv.Key), kv.Value); err == nil {
+			ns.Nodes[f.Name] = f
 		}
 	}
-	if !send(resp.Header.Revision) {
-		return true
-	}
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer cancel()
-	for wr := range s.Client.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1)) {
-		if wr.Err() != nil {
-			return true
-		}
-		for _, ev := range wr.Events {
-			if ev.Type == clientv3.EventTypeDelete {
-				delete(raw, string(ev.Kv.Key))
-			} else {
-				raw[string(ev.Kv.Key)] = ev.Kv.Value
-			}
-		}
-		if !send(wr.Header.Revision) {
-			return true
-		}
-	}
-	return true
+	return ns.Sorted(), nil
 }

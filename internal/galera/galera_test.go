@@ -2,6 +2,7 @@ package galera
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,38 @@ func TestChooseWriterWaitsForBetterNodeComingUp(t *testing.T) {
 	node1.Health = Health{State: Online}
 	if got := ChooseWriter([]Candidate{node1, node3}, "", never, now); got != "node1" {
 		t.Errorf("both online, no writer yet: %q, want node1", got)
+	}
+}
+
+func TestDonorIsNeverTheWriterWhileAnotherCanServe(t *testing.T) {
+	cands := []DonorCandidate{
+		{Name: "node1", Synced: true, CachedDownto: 1},
+		{Name: "node2", Synced: true, CachedDownto: 500, RecvQueue: 3},
+		{Name: "node3", Synced: true, CachedDownto: 90},
+		{Name: "node5", Synced: false, CachedDownto: 1},
+	}
+	// A new node (no position): no IST anywhere; least loaded reader first.
+	if got := ChooseDonors(Joiner{Name: "node4", Seqno: -1}, cands, "node1"); !slices.Equal(got, []string{"node3", "node2"}) {
+		t.Errorf("new joiner: %v, want [node3 node2] (never the writer node1, never unsynced node5)", got)
+	}
+	// A joiner at seqno 100: node3's gcache (from 90) covers it, IST first.
+	if got := ChooseDonors(Joiner{Name: "node4", Seqno: 100}, cands, "node1"); got[0] != "node3" {
+		t.Errorf("joiner at 100: %v, want node3 (IST) first", got)
+	}
+	// A joiner at 600 is covered by both readers; node3 is less loaded.
+	if got := ChooseDonors(Joiner{Name: "node4", Seqno: 600}, cands, "node1"); !slices.Equal(got, []string{"node3", "node2"}) {
+		t.Errorf("joiner at 600: %v", got)
+	}
+	// Same segment first.
+	cands[1].Segment, cands[2].Segment = 1, 2
+	if got := ChooseDonors(Joiner{Name: "node4", Seqno: -1, Segment: 1}, cands, "node1"); got[0] != "node2" {
+		t.Errorf("segment 1 joiner: %v, want node2 (its segment) first", got)
+	}
+	// Only the writer can serve: it is offered.
+	if got := ChooseDonors(Joiner{Name: "node4", Seqno: -1}, cands[:1], "node1"); !slices.Equal(got, []string{"node1"}) {
+		t.Errorf("only the writer: %v, want [node1]", got)
+	}
+	if got := ChooseDonors(Joiner{Name: "node4"}, nil, "node1"); len(got) != 0 {
+		t.Errorf("no candidate: %v", got)
 	}
 }

@@ -84,6 +84,8 @@ type Check struct {
 	Err     string            // the poll's error, if it failed
 	Vars    map[string]string // status and variables as read (last good poll)
 	Health  Health
+	// Polls counts the polls of the node completed since it was added.
+	Polls int
 }
 
 // Checks returns the latest check of every node that has been polled, in
@@ -98,6 +100,19 @@ func (m *Monitor) Checks() []Check {
 		}
 	}
 	return out
+}
+
+// Settled says whether every node has been polled at least n times: the
+// monitor's verdicts then rest on evidence, not on the initial guesses.
+func (m *Monitor) Settled(n int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, node := range m.nodes {
+		if m.checks[node.Name].Polls < n {
+			return false
+		}
+	}
+	return true
 }
 
 // NewMonitor creates a monitor for nodes.
@@ -234,6 +249,7 @@ func (m *Monitor) record(r result, view map[string]Health) {
 	defer m.mu.Unlock()
 	c := m.checks[r.node]
 	c.Node, c.At, c.Latency, c.Err = r.node, r.at, r.latency, ""
+	c.Polls++
 	if r.s.Err != nil {
 		c.Err = r.s.Err.Error()
 	} else {

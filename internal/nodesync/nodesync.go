@@ -10,6 +10,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/transfer"
 )
 
 // Follow syncs p with the registered nodes until ctx ends. Registrations
@@ -23,6 +24,7 @@ func Follow(ctx context.Context, store *discovery.Store, p *proxy.Proxy) {
 			nodes = append(nodes, proxy.DiscoveredNode{Name: f.Name, Address: f.Address})
 		}
 		p.SyncDiscovered(nodes)
+		p.SetStateTransfers(stateTransfers(ns.Sorted()))
 		now := map[string]bool{}
 		for _, err := range ns.Rejected {
 			msg := err.Error()
@@ -33,4 +35,14 @@ func Follow(ctx context.Context, store *discovery.Store, p *proxy.Proxy) {
 		}
 		reported = now
 	}
+}
+
+// stateTransfers are the joiners' transfers, set against the cluster.
+func stateTransfers(nodes []discovery.NodeFacts) []proxy.StateTransfer {
+	var out []proxy.StateTransfer
+	for _, t := range transfer.Estimate(nodes) {
+		out = append(out, proxy.StateTransfer{Node: t.Node, Kind: t.Kind, Donor: t.Donor, Done: t.Done, Total: t.Total,
+			Percent: t.Percent, Rate: t.Rate, ETA: t.ETA, Since: t.Since})
+	}
+	return out
 }

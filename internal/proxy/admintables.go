@@ -17,7 +17,7 @@ import (
 // writer weights, default hostgroups, query rules).
 func (p *Proxy) AdminTables() []admin.Table {
 	return []admin.Table{p.serversTable(), p.writerTable(), p.usersTable(), p.rulesTable(), p.poolTable(), p.digestTable(),
-		p.checksTable(), p.eventsTable(), p.countersTable()}
+		p.checksTable(), p.eventsTable(), p.countersTable(), p.proxiesTable(), p.stateTransfersTable()}
 }
 
 func (p *Proxy) serversTable() admin.Table {
@@ -76,7 +76,7 @@ func (p *Proxy) serversTable() admin.Table {
 						n++
 					}
 				}
-				return n, nil
+				return n, p.shared()
 			}
 			for k := range set {
 				if k != "writer_weight" && k != "reader_weight" {
@@ -106,7 +106,7 @@ func (p *Proxy) serversTable() admin.Table {
 				return 0, err
 			}
 			p.log.Info("admin: servers updated", "rows", n, "set", fmt.Sprint(set))
-			return n, nil
+			return n, p.shared()
 		},
 	}
 }
@@ -119,7 +119,10 @@ func (p *Proxy) writerTable() admin.Table {
 	row := func() []any {
 		snap := p.view.Load()
 		w, _ := snap.Writer()
-		return []any{w.Name, int64(snap.Epoch), snap.Pending, p.cfg.Galera.Failback}
+		p.runtimeMu.Lock()
+		failback := p.failbackSetting
+		p.runtimeMu.Unlock()
+		return []any{w.Name, int64(snap.Epoch), snap.Pending, failback}
 	}
 	return admin.Table{
 		Name: "writer", Columns: cols,
@@ -184,7 +187,7 @@ func (p *Proxy) usersTable() admin.Table {
 					n++
 				}
 			}
-			return n, nil
+			return n, p.shared()
 		},
 	}
 }
@@ -215,7 +218,10 @@ func (p *Proxy) rulesTable() admin.Table {
 				return errors.New(prob)
 			}
 		}
-		return p.SetRules(rs)
+		if err := p.SetRules(rs); err != nil {
+			return err
+		}
+		return p.shared()
 	}
 	fromMap := func(r *config.QueryRule, m map[string]any) {
 		for k, v := range m {

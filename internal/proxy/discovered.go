@@ -25,6 +25,7 @@ type DiscoveredNode struct {
 func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 	p.poolMu.Lock()
 	defer p.poolMu.Unlock()
+	defer p.discoverySeen.Store(true)
 	static := map[string]bool{}
 	for _, s := range p.cfg.Servers {
 		static[s.Name] = true
@@ -70,9 +71,16 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 		p.log.Info("discovered node left", "server", n.Name, "address", n.Address)
 	}
 	d := p.cfg.Discovery
+	p.runtimeMu.Lock()
+	weights := maps.Clone(p.weights)
+	p.runtimeMu.Unlock()
 	for _, n := range added {
 		p.discovered[n.Name] = n
-		p.view.AddServer(topology.Server{Name: n.Name, Addr: n.Address, WriterWeight: d.WriterWeight, ReaderWeight: d.ReaderWeight, Discovered: true})
+		w, ok := weights[n.Name]
+		if !ok {
+			w = Weights{Writer: d.WriterWeight, Reader: d.ReaderWeight}
+		}
+		p.view.AddServer(topology.Server{Name: n.Name, Addr: n.Address, WriterWeight: w.Writer, ReaderWeight: w.Reader, Discovered: true})
 		if p.galera.monitor != nil {
 			p.galera.monitor.AddNode(galera.Node{Name: n.Name, Addr: n.Address})
 		}

@@ -28,6 +28,11 @@ const (
 	EventNodeJoined   = "node_joined" // registered through service discovery
 	EventNodeLeft     = "node_left"   // deregistered, or its agent's lease expired
 	EventRejected     = "rejected"    // a control-plane value that failed validation
+	EventDecision     = "decision"    // the controller published a writer decision
+	EventDegraded     = "degraded"    // the control plane became unreachable, or reachable again
+	EventController   = "controller"  // this proxy became, or stopped being, the controller
+	EventConfig       = "config"      // a shared configuration change was applied
+	EventRecovery     = "recovery"    // the controller recovering a cluster that lost every node
 )
 
 // maxEvents bounds the event log: a flapping node must not grow memory.
@@ -87,4 +92,14 @@ type counters struct {
 	backendLost atomic.Int64
 	// writerChanges: completed writer switches.
 	writerChanges atomic.Int64
+	// degradedDecisions: writer changes made alone while the control
+	// plane was unreachable.
+	degradedDecisions atomic.Int64
 }
+
+// RecordConfigApplied records that a shared configuration was applied.
+func (p *Proxy) RecordConfigApplied(detail string) { p.events.add(EventConfig, "", detail) }
+
+// RecordRecovery records what the controller sees or does about a cluster
+// that lost every node.
+func (p *Proxy) RecordRecovery(detail string) { p.events.add(EventRecovery, "", detail) }

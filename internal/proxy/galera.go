@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/topology"
@@ -29,14 +28,7 @@ type galeraState struct {
 
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
-	fbAfter, _ := config.ParseFailback(g.Failback)
-	fb := galera.Failback{Mode: "never"}
-	switch {
-	case fbAfter == 0:
-		fb.Mode = "immediate"
-	case fbAfter > 0:
-		fb = galera.Failback{Mode: "after", After: fbAfter}
-	}
+	fb := failbackOf(g.Failback)
 	gs := &galeraState{failback: fb, since: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}}
 	p.galera = gs
 	p.view.SetPolicy(p.chooseWriter, topology.ReaderPolicy(g.WriterIsAlsoReader))
@@ -96,13 +88,22 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 	}
 }
 
-// chooseWriter adapts galera.ChooseWriter to the topology view: a pure
+// chooseWriter is the view's writer chooser: the controller's published
+// decision when the proxy follows one, otherwise its own policy.
+func (p *Proxy) chooseWriter(servers []topology.Server, current string) string {
+	if w, ok := p.followedWriter(servers, current); ok {
+		return w
+	}
+	return p.policyWriter(servers, current)
+}
+
+// policyWriter adapts galera.ChooseWriter to the topology view: a pure
 // function of the published node states, the current writer, the failback
 // policy and an operator's switchover target.
-func (p *Proxy) chooseWriter(servers []topology.Server, current string) string {
+func (p *Proxy) policyWriter(servers []topology.Server, current string) string {
 	gs := p.galera
 	gs.mu.Lock()
-	preferred := gs.preferred
+	preferred, failback := gs.preferred, gs.failback
 	cands := make([]galera.Candidate, 0, len(servers))
 	for _, s := range servers {
 		st := galera.Offline
@@ -123,7 +124,7 @@ func (p *Proxy) chooseWriter(servers []topology.Server, current string) string {
 			}
 		}
 	}
-	return galera.ChooseWriter(cands, current, gs.failback, time.Now())
+	return galera.ChooseWriter(cands, current, failback, time.Now())
 }
 
 // fenceLoop carries out writer switches: it stops writes to the old writer
@@ -219,6 +220,12 @@ func (p *Proxy) Switchover(node string) error {
 	if !ok || !s.Online || s.WriterWeight == 0 || s.ReadOnly {
 		return mysqlproto.NewSQLError(mysqlproto.ErGaleonNoBackend, "%s cannot take the writer role: it must be ONLINE, writable, with writer_weight > 0", node)
 	}
+	if handled, err := p.requestSwitchover(node); handled {
+		if err == nil {
+			p.events.add(EventSwitchover, node, fmt.Sprintf("operator switchover from %s to %s, requested from the controller", orNone(w.Name), node))
+		}
+		return err
+	}
 	p.galera.mu.Lock()
 	p.galera.preferred = node
 	p.galera.mu.Unlock()
@@ -237,6 +244,13 @@ func (p *Proxy) writerChanged(old, next string, epoch uint64) {
 	detail := fmt.Sprintf("from %s to %s, epoch %d", orNone(old), orNone(next), epoch)
 	if note != "" {
 		detail += "; " + note
+	}
+	p.follow.mu.Lock()
+	degraded := p.follow.degraded
+	p.follow.mu.Unlock()
+	if degraded {
+		p.counts.degradedDecisions.Add(1)
+		detail += "; decided alone: the control plane is unreachable (degraded)"
 	}
 	p.events.add(EventWriterChange, next, detail)
 }

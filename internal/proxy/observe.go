@@ -95,6 +95,7 @@ func (p *Proxy) countersTable() admin.Table {
 				{"aborted_writer_changed", c.abortedWriterChanged.Load(), "Transactions or statements ended with 9002 because the writer role moved."},
 				{"backend_lost", c.backendLost.Load(), "Statements ended with 9003 because their node's connection broke."},
 				{"writer_changes", c.writerChanges.Load(), "Completed writer switches."},
+				{"degraded_writer_decisions", c.degradedDecisions.Load(), "Writer changes this proxy made alone while the control plane was unreachable."},
 				{"client_connections", p.clients.Load(), "Client sessions connected now."},
 				{"client_connections_total", p.clientsTotal.Load(), "Client connections accepted."},
 			}
@@ -115,6 +116,7 @@ func (p *Proxy) observeMetrics() []admin.Metric {
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.abortedWriterChanged.Load(), map[string]string{"cause": "writer_changed"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.backendLost.Load(), map[string]string{"cause": "backend_lost"}),
 		counter("galeon_writer_changes_total", "Completed writer switches.", c.writerChanges.Load(), nil),
+		counter("galeon_degraded_writer_decisions_total", "Writer changes this proxy made alone while the control plane was unreachable.", c.degradedDecisions.Load(), nil),
 	}
 	ms = append(ms, counter("galeon_events_total", "Routing events recorded (see the admin table events).", p.events.total(), nil))
 	gauge := func(name, help string, node string, v float64) admin.Metric {

@@ -272,14 +272,6 @@ func (s *session) comQuery(pkt []byte) error {
 			return s.sendErr(asSQLError(err))
 		}
 		res, err := s.forward(c, pkt, mysqlproto.ResponseQuery)
-		var nr *nodeRejects
-		if errors.As(err, &nr) && attempt < 3 {
-			s.after(c, r, relayResult{isErr: true})
-			s.p.suspect(nr.server)
-			s.p.counts.notReadyRetries.Add(1)
-			rejected = append(rejected, nr.server)
-			continue
-		}
 		if errors.Is(err, errInfileAborted) {
 			// The client has its error and the node's connection is
 			// closed: after drops it, and ends the session if its
@@ -288,18 +280,13 @@ func (s *session) comQuery(pkt []byte) error {
 			return nil
 		}
 		if err != nil {
-			// A read that failed before any byte reached the client is
-			// retried once on another node, transparently.
-			if attempt == 0 && hg != "held" && !r.IsWrite() && s.autocommit && !res.written {
-				if s.held == c {
-					s.held, s.hold = nil, holdNone
+			if avoid, again := s.retryElsewhere(c, r, hg, attempt, res, err); again {
+				if avoid != "" {
+					rejected = append(rejected, avoid)
 				}
-				s.discard(c)
-				s.p.suspect(c.Server())
-				s.p.counts.readRetries.Add(1)
 				continue
 			}
-			return s.backendFailed(c, err, res)
+			return s.failed(c, r, err, res)
 		}
 		c.Pool().CountQuery(len(pkt), res.recv)
 		if !res.isErr {
@@ -323,6 +310,57 @@ func (s *session) comQuery(pkt []byte) error {
 		s.p.digests.record(q, hg, s.user.name, time.Since(start), res.rows)
 		return nil
 	}
+}
+
+// retryElsewhere decides whether a statement that failed on c before any
+// of its answer reached the client is sent again, transparently, and
+// readies that: then it returns true, and the node the next attempt must
+// avoid, if any.
+//
+//   - A node that refused the statement without running it (WSREP not
+//     ready) is avoided for the next attempts, up to three.
+//   - A lost connection (the node died, or is shutting down) costs an
+//     autocommit read nothing: it is retried up to twice. The node's idle
+//     connections go too, since they are most likely dead as well; the
+//     next attempt dials afresh, which fails fast against a node that is
+//     gone, and the router then moves on once the monitor has seen it.
+//     Writes and transactions are not retried: they may have run.
+func (s *session) retryElsewhere(c *backend.Conn, r sqlclass.Result, hg string, attempt int, res relayResult, err error) (avoid string, again bool) {
+	var nr *nodeRejects
+	if errors.As(err, &nr) {
+		if attempt >= 3 {
+			return "", false
+		}
+		s.after(c, r, relayResult{isErr: true})
+		s.p.suspect(nr.server)
+		s.p.counts.notReadyRetries.Add(1)
+		return nr.server, true
+	}
+	var be *backendErr
+	if !errors.As(err, &be) || attempt >= 2 || hg == "held" || r.IsWrite() || !s.autocommit || res.written {
+		return "", false
+	}
+	if s.held == c {
+		s.held, s.hold = nil, holdNone
+	}
+	s.discard(c)
+	c.Pool().CloseIdle(true)
+	s.p.suspect(c.Server())
+	s.p.counts.readRetries.Add(1)
+	return "", true
+}
+
+// failed answers the client for a statement that failed on c and is not
+// retried: a node that kept refusing it gets its refusal relayed (the
+// session goes on); anything else is a lost backend (see backendFailed).
+func (s *session) failed(c *backend.Conn, r sqlclass.Result, err error, res relayResult) error {
+	var nr *nodeRejects
+	if errors.As(err, &nr) {
+		s.after(c, r, relayResult{isErr: true})
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
+			"galeon: %s and no other node took the statement; check the nodes (galeon admin: SELECT * FROM servers)", nr.Error()))
+	}
+	return s.backendFailed(c, err, res)
 }
 
 func contains(xs []string, x string) bool {

@@ -108,6 +108,12 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 				// synced) and did not run the statement: keep the error
 				// from the client and let the caller go elsewhere.
 				return res, &nodeRejects{c.Server()}
+			} else if isErr && code == mysqlproto.ErServerShutdown {
+				// The node is shutting down and closes this connection:
+				// to the caller this is a lost connection, which an
+				// autocommit read survives by going elsewhere.
+				c.MarkBroken()
+				return res, &backendErr{c.Server(), errNodeShutdown}
 			}
 		}
 		first = false
@@ -152,6 +158,10 @@ func rowCount(f *mysqlproto.ResponseFramer, caps mysqlproto.Capability) int64 {
 // not yet prepared node for application use" — sent before the statement
 // runs, so retrying elsewhere is safe.
 const errWsrepNotReady = mysqlproto.ErrorCode(1047)
+
+// errNodeShutdown: the node answered ER_SERVER_SHUTDOWN (1053) and closes
+// the connection.
+const errNodeShutdown = protoErr("the node is shutting down (1053)")
 
 // nodeRejects says a node refused a statement it did not run.
 type nodeRejects struct{ server string }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
@@ -16,6 +17,16 @@ import (
 // hostgroupFor decides where a statement goes when the session holds no
 // connection: hint, then query rules, then the statement's nature.
 func (s *session) hostgroupFor(q string, r sqlclass.Result) string {
+	if pinReason(r) != "" {
+		// A statement that pins the session to its connection (user
+		// variables, temporary tables, locks...) runs on the writer
+		// whatever hints or rules say: everything the session sends
+		// afterwards, writes included, goes to that connection, and
+		// writes belong on the writer alone. (Pinned to a reader, a
+		// CALL after SET @x ran on that reader, before the writer's
+		// CREATE PROCEDURE had reached it.)
+		return config.HostgroupWriter
+	}
 	switch r.Hint {
 	case sqlclass.HintWriter:
 		return config.HostgroupWriter
@@ -133,18 +144,32 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 		}
 	}
 	wait := s.p.cfg.Proxy.NoBackendWait.D()
-	if hostgroup == config.HostgroupWriter && snap.Pending != "" {
-		// A writer switch is in progress: writes pause until it is done
-		// (at most drain_grace) instead of failing.
+	if hostgroup == config.HostgroupWriter && snap.Switching && snap.Pending != "" {
+		// A writer switch to another node is in progress: writes pause
+		// until it is done (at most drain_grace) instead of failing. (A
+		// failed writer with no successor yet waits no longer than any
+		// missing writer: no_backend_timeout.)
 		wait += s.p.cfg.Galera.DrainGrace.D()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	deadline := time.Now().Add(wait)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	var lastErr error
+	var failed []string
 	for {
 		snap = s.p.view.Load()
-		if srv, ok := pick(snap, hostgroup); ok {
-			c, err := s.p.pool(srv.Name).Get(ctx, s.prof)
+		srv, ok := pick(snap, hostgroup)
+		if ok && hostgroup != config.HostgroupWriter && len(failed) > 0 {
+			srv, ok = snap.PickReaderAvoiding(failed)
+		}
+		if ok {
+			// A node that accepts connections but never greets (shutting
+			// down, frozen) must not use up the whole wait: an attempt
+			// gets at most half of what is left, and a reader that failed
+			// is not picked again while another can serve.
+			actx, acancel := context.WithTimeout(ctx, max(time.Until(deadline)/2, 100*time.Millisecond))
+			c, err := s.p.pool(srv.Name).Get(actx, s.prof)
+			acancel()
 			if err == nil {
 				c, err = s.ready(c, hostgroup, snap)
 				if errors.Is(err, errFreshConn) {
@@ -156,6 +181,9 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 				err = errSyncBroke
 			}
 			lastErr = err
+			if !slices.Contains(failed, srv.Name) {
+				failed = append(failed, srv.Name)
+			}
 			if !errors.Is(err, backend.ErrPoolFull) {
 				if s.p.galera.monitor == nil {
 					s.p.view.SetHealth(srv.Name, false, "unreachable: "+err.Error())

@@ -34,10 +34,25 @@ type Proxy struct {
 	// (nodes come and go through discovery); see pool().
 	pools  atomic.Pointer[map[string]*backend.Pool]
 	poolMu sync.Mutex
-	// discovered are the nodes added through SyncDiscovered.
-	discovered map[string]DiscoveredNode
+	// discovered are the nodes added through SyncDiscovered;
+	// discoverySeen: it has been called at least once.
+	discovered    map[string]DiscoveredNode
+	discoverySeen atomic.Bool
+	// transfers are the state transfers in progress (SetStateTransfers).
+	transfers atomic.Pointer[[]StateTransfer]
 
 	galera *galeraState
+	follow followState
+
+	// The shared runtime configuration (see Runtime): the accounts as
+	// configured, node weights for nodes not in the view yet, the policy
+	// settings, and the hook that shares an admin change.
+	runtimeMu           sync.Mutex
+	runtimeUsers        []config.User
+	weights             map[string]Weights
+	failbackSetting     string
+	readerPolicySetting string
+	shareChange         func() error
 
 	users   atomic.Pointer[map[string]*user]
 	rules   atomic.Pointer[[]rule]
@@ -102,6 +117,8 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		users[u.Name] = newUser(u)
 	}
 	p.users.Store(&users)
+	p.runtimeUsers, p.weights = append([]config.User(nil), cfg.Users...), map[string]Weights{}
+	p.failbackSetting, p.readerPolicySetting = cfg.Galera.Failback, cfg.Galera.WriterIsAlsoReader
 	if err := p.SetRules(cfg.QueryRules); err != nil {
 		return nil, err
 	}

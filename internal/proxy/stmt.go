@@ -217,37 +217,50 @@ func (s *session) comStmtExecute(pkt []byte) error {
 func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *clientStmt, *backend.Stmt) ([]byte, error),
 	then func(*backend.Conn, relayResult)) error {
 	start := time.Now()
-	c, hg, err := s.connFor(cs.sql, cs.class)
-	if err != nil {
-		return s.sendErr(asSQLError(err))
-	}
-	bs, err := s.ensurePrepared(c, cs)
-	if err != nil {
-		if c.Broken() {
-			return s.backendFailed(c, err, relayResult{})
+	var rejected []string
+	for attempt := 0; ; attempt++ {
+		c, hg, err := s.connFor(cs.sql, cs.class)
+		if err == nil && len(rejected) > 0 && contains(rejected, c.Server()) && hg != "held" {
+			s.release(c)
+			c, hg, err = s.connAvoiding(cs.sql, cs.class, rejected)
 		}
-		s.after(c, cs.class, relayResult{isErr: true})
-		return s.sendErr(asSQLError(err))
+		if err != nil {
+			return s.sendErr(asSQLError(err))
+		}
+		bs, err := s.ensurePrepared(c, cs)
+		if err != nil {
+			if c.Broken() {
+				return s.backendFailed(c, err, relayResult{})
+			}
+			s.after(c, cs.class, relayResult{isErr: true})
+			return s.sendErr(asSQLError(err))
+		}
+		out, err := rewrite(pkt, cs, bs)
+		if err != nil {
+			s.after(c, cs.class, relayResult{isErr: true})
+			return s.sendErr(asSQLError(err))
+		}
+		res, err := s.forward(c, out, mysqlproto.ResponseExecute)
+		if err != nil {
+			if avoid, again := s.retryElsewhere(c, cs.class, hg, attempt, res, err); again {
+				if avoid != "" {
+					rejected = append(rejected, avoid)
+				}
+				continue
+			}
+			return s.failed(c, cs.class, err, res)
+		}
+		c.Pool().CountQuery(len(pkt), res.recv)
+		if then != nil {
+			then(c, res)
+		}
+		s.after(c, cs.class, res)
+		if hg == "held" {
+			hg = c.Server()
+		}
+		s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
+		return nil
 	}
-	out, err := rewrite(pkt, cs, bs)
-	if err != nil {
-		s.after(c, cs.class, relayResult{isErr: true})
-		return s.sendErr(asSQLError(err))
-	}
-	res, err := s.forward(c, out, mysqlproto.ResponseExecute)
-	if err != nil {
-		return s.backendFailed(c, err, res)
-	}
-	c.Pool().CountQuery(len(pkt), res.recv)
-	if then != nil {
-		then(c, res)
-	}
-	s.after(c, cs.class, res)
-	if hg == "held" {
-		hg = c.Server()
-	}
-	s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
-	return nil
 }
 
 // rewriteExecute maps the statement id to the backend's and, when the

@@ -69,7 +69,10 @@ type State struct {
 	// ServerOptions override or extend the default [mariadbd] options.
 	ServerOptions map[string]string `json:"server_options,omitempty"`
 	// TLS: every node serves TLS with the certificate of TLSFiles.
-	TLS         bool        `json:"tls,omitempty"`
+	TLS bool `json:"tls,omitempty"`
+	// Discovery is the etcd where the sandbox's agents register its
+	// nodes ("" for none).
+	Discovery   string      `json:"discovery,omitempty"`
 	Nodes       []Node      `json:"nodes"`
 	Credentials Credentials `json:"credentials"`
 }

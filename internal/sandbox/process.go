@@ -60,7 +60,9 @@ func chownMysqlTree(root string) error {
 var children = struct {
 	sync.Mutex
 	done map[int]chan struct{}
-}{done: map[int]chan struct{}{}}
+	// exit is how each child ended (kept for start-up failure messages).
+	exit map[int]string
+}{done: map[int]chan struct{}{}, exit: map[int]string{}}
 
 // startProcess starts mariadbd for node n as user mysql, detached in its
 // own session so it outlives the CLI. With killWithParent (tests), the
@@ -89,24 +91,37 @@ func (s *State) startProcess(n Node, extraArgs []string, killWithParent bool) (i
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", n.Name, err)
 	}
-	pid := cmd.Process.Pid
-	done := make(chan struct{})
-	children.Lock()
-	children.done[pid] = done
-	children.Unlock()
-	go func() {
-		_ = cmd.Wait()
-		children.Lock()
-		delete(children.done, pid)
-		children.Unlock()
-		close(done)
-	}()
+	pid := trackChild(cmd)
 	// mariadbd writes its own pid file later; record ours now so that a
 	// node that dies during start-up can still be found and cleaned up.
 	if err := os.WriteFile(s.pidPath(n), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		return pid, err
 	}
 	return pid, chownMysql(s.pidPath(n))
+}
+
+// trackChild reaps the started cmd when it exits and records how it
+// ended in children; it returns its PID.
+func trackChild(cmd *exec.Cmd) int {
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	children.Lock()
+	children.done[pid] = done
+	delete(children.exit, pid) // a reused PID must not inherit an old exit
+	children.Unlock()
+	go func() {
+		err := cmd.Wait()
+		children.Lock()
+		delete(children.done, pid)
+		if err != nil {
+			children.exit[pid] = err.Error()
+		} else {
+			children.exit[pid] = "exit status 0"
+		}
+		children.Unlock()
+		close(done)
+	}()
+	return pid
 }
 
 func mariadbdPath() string {
@@ -130,27 +145,54 @@ func (s *State) pid(n Node) int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	if !processIs(pid, "--defaults-file="+s.cnfPath(n)) {
+	if !stillRunning(pid, "--defaults-file="+s.cnfPath(n)) {
 		return 0
 	}
 	return pid
 }
 
 // processIs reports whether pid is alive (not a zombie) and its command
-// line contains marker.
+// line contains marker. A live process's command line can read back empty
+// for a moment (while the kernel swaps its memory map during exec): an
+// empty read is retried briefly before it counts as "not that process".
 func processIs(pid int, marker string) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
+	for attempt := 0; ; attempt++ {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return false
+		}
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil {
+			return false
+		}
+		if len(cmdline) > 0 || attempt == 10 {
+			return bytes.Contains(cmdline, []byte(marker))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-		return false
+}
+
+// stillRunning reports whether pid, started with marker, still runs. For a
+// child of this process the answer comes from its reaper rather than from
+// /proc: CI saw a node reported as "exited during start-up" while its
+// process was still there in state R, because its command line could not
+// be read at that instant.
+func stillRunning(pid int, marker string) bool {
+	children.Lock()
+	done, child := children.done[pid]
+	children.Unlock()
+	if child {
+		select {
+		case <-done:
+			return false
+		default:
+			return true
+		}
 	}
-	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		return false
-	}
-	return bytes.Contains(cmdline, []byte(marker))
+	return processIs(pid, marker)
 }
 
 // processState returns the one-letter state of pid from /proc (R, S, T for
@@ -270,4 +312,19 @@ func (s *State) sweep(ctx context.Context, n Node) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// exitReport says how a process this one started ended, or what /proc
+// says of it, for start-up failure messages.
+func exitReport(pid int) string {
+	children.Lock()
+	e, ok := children.exit[pid]
+	children.Unlock()
+	if ok {
+		return "pid " + strconv.Itoa(pid) + ": " + e
+	}
+	if st := processState(pid); st != "" {
+		return "pid " + strconv.Itoa(pid) + " still exists in state " + st
+	}
+	return "pid " + strconv.Itoa(pid) + " gone"
 }

@@ -5,9 +5,12 @@ import (
 	"strings"
 )
 
-// ProxyConfig renders a galeon proxy configuration for this sandbox: the
-// first node takes writes (highest writer weight), the others serve reads
-// with equal weights, and the sandbox's application account logs in.
+// ProxyConfig renders a galeon proxy configuration for this sandbox. With
+// discovery, the proxy runs the embedded etcd its agents register in (or
+// joins the sandbox's external etcd) and routes to whatever nodes they
+// register; without, the nodes are listed: the first takes writes
+// (highest writer weight), the others serve reads with equal weights.
+// Either way the sandbox's application account logs in.
 func (sb *Sandbox) ProxyConfig(listen, adminListen, httpListen string) string {
 	var b strings.Builder
 	c := sb.Credentials
@@ -33,6 +36,16 @@ monitor_password = %q
 name = %q
 password = %q
 `, sb.Name, listen, adminListen, httpListen, c.MonitorUser, c.MonitorPassword, c.AppUser, c.AppPassword)
+	if sb.Discovery != "" {
+		client, peer := sb.EtcdListen()
+		fmt.Fprintf(&b, "\n# nodes come from service discovery: one galeon agent per node registers it\n[discovery]\ncluster = %q\n", sb.Name)
+		if sb.Discovery == DiscoveryEndpoint(sb.BasePort) {
+			fmt.Fprintf(&b, "endpoints = \"embedded\"\nclient_listen = %q\npeer_listen = %q\n", client, peer)
+		} else {
+			fmt.Fprintf(&b, "endpoints = %q\n", sb.Discovery)
+		}
+		return b.String()
+	}
 	for i, n := range sb.Nodes {
 		writer, reader := 10*(len(sb.Nodes)-i), 100
 		if i == 0 && len(sb.Nodes) > 1 {

@@ -32,6 +32,9 @@ type Options struct {
 	// TLS makes up generate a CA and a server certificate (TLSFiles) and
 	// every node serve TLS with them.
 	TLS bool
+	// Discovery is the etcd where one agent per node registers it
+	// (etcd://host:port, see DiscoveryEndpoint); "" runs no agents.
+	Discovery string
 	Control
 }
 
@@ -45,7 +48,17 @@ type Control struct {
 	// NodeTimeout bounds how long one node may take to become Synced
 	// (default 3 minutes: an SST of a small sandbox takes seconds).
 	NodeTimeout time.Duration
+	// AgentBinary is the galeon executable that runs the agents of a
+	// sandbox with Discovery ("" starts none: tests run agents in-process).
+	AgentBinary string
+	// Donors, if set, names the nodes a joining node may take its state
+	// transfer from, best first (wsrep_sst_donor); seqno is the joiner's
+	// last committed seqno (-1: none). Empty leaves the choice to Galera.
+	Donors func(joiner Node, seqno int64) []string
 }
+
+// SetDonors sets how joiners choose their donor (see Control.Donors).
+func (sb *Sandbox) SetDonors(f func(joiner Node, seqno int64) []string) { sb.ctl.Donors = f }
 
 // Sandbox is a handle on a sandbox directory.
 type Sandbox struct {
@@ -54,6 +67,10 @@ type Sandbox struct {
 
 	mu  sync.Mutex
 	dbs map[string]*sql.DB
+	// recovered holds positions found with --wsrep-recover, so that a
+	// crashed node starts from its real position (and can join by IST,
+	// or bootstrap without losing the cluster's history).
+	recovered map[string]GraState
 }
 
 func (o *Options) setDefaults() {
@@ -130,7 +147,7 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 		State: State{
 			Name: opts.Name, Dir: opts.Dir, BasePort: opts.BasePort, SSTMethod: opts.SSTMethod,
 			ProviderOptions: opts.ProviderOptions, ServerOptions: opts.ServerOptions, TLS: opts.TLS,
-			Credentials: newCredentials(),
+			Discovery: opts.Discovery, Credentials: newCredentials(),
 		},
 		ctl: opts.Control,
 		dbs: map[string]*sql.DB{},
@@ -145,7 +162,7 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 		_ = sb.Destroy(context.Background())
 		return nil, err
 	}
-	return sb, nil
+	return sb, sb.startAgents()
 }
 
 func (sb *Sandbox) create(ctx context.Context) error {
@@ -241,6 +258,26 @@ func (sb *Sandbox) startAndWait(ctx context.Context, n Node, bootstrap bool) err
 		sb.ctl.Progress(n.Name, "bootstrapping a new cluster")
 	} else {
 		sb.ctl.Progress(n.Name, "starting, will join by state transfer")
+		if sb.ctl.Donors != nil {
+			seqno := int64(-1)
+			if g, err := readGraState(sb.grastate(n)); err == nil {
+				seqno = g.Seqno
+			}
+			if donors := sb.ctl.Donors(n, seqno); len(donors) > 0 {
+				// No trailing comma: Galera must not fall back to a node
+				// left out on purpose (the writer).
+				args = append(args, "--wsrep_sst_donor="+strings.Join(donors, ","))
+				sb.ctl.Progress(n.Name, "state transfer donors, best first: "+strings.Join(donors, ", "))
+			}
+		}
+	}
+	if g, err := readGraState(sb.grastate(n)); err == nil && g.Seqno < 0 {
+		sb.mu.Lock()
+		r, ok := sb.recovered[n.Name]
+		sb.mu.Unlock()
+		if ok {
+			args = append(args, fmt.Sprintf("--wsrep_start_position=%s:%d", r.UUID, r.Seqno))
+		}
 	}
 	logOffset := fileSize(sb.errLog(n))
 	pid, err := sb.startProcess(n, args, sb.ctl.KillWithParent)
@@ -375,7 +412,7 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 		}
 	}
 	if len(stopped) == 0 {
-		return nil
+		return sb.startAgents()
 	}
 	if len(stopped) == len(sb.Nodes) {
 		states := map[string]GraState{}
@@ -401,7 +438,10 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 	if err := sb.startJoiners(ctx, stopped); err != nil {
 		return err
 	}
-	return sb.WaitClusterSize(ctx, len(sb.Nodes))
+	if err := sb.WaitClusterSize(ctx, len(sb.Nodes)); err != nil {
+		return err
+	}
+	return sb.startAgents()
 }
 
 func removeNode(nodes []Node, name string) []Node {
@@ -417,7 +457,8 @@ func removeNode(nodes []Node, name string) []Node {
 // Stop shuts every node down cleanly, one at a time, last index first: the
 // last node to leave is the one Galera marks safe to bootstrap.
 func (sb *Sandbox) Stop(ctx context.Context) error {
-	var errs []error
+	// Agents first: they deregister their nodes, so proxies drain them.
+	errs := []error{sb.stopAgents(ctx)}
 	for i := len(sb.Nodes) - 1; i >= 0; i-- {
 		if sb.pid(sb.Nodes[i]) == 0 {
 			continue
@@ -433,6 +474,7 @@ func (sb *Sandbox) Stop(ctx context.Context) error {
 // the sandbox directory. It is safe on a half-created sandbox.
 func (sb *Sandbox) Destroy(ctx context.Context) error {
 	sb.closeAllDBs()
+	_ = sb.stopAgents(ctx)
 	for _, n := range sb.Nodes {
 		if err := sb.sweep(ctx, n); err != nil {
 			return err
@@ -472,7 +514,10 @@ func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
 		sb.abandonNode(n)
 		return Node{}, err
 	}
-	return n, sb.WaitClusterSize(ctx, len(sb.Nodes))
+	if err := sb.WaitClusterSize(ctx, len(sb.Nodes)); err != nil {
+		return n, err
+	}
+	return n, sb.StartAgent(n)
 }
 
 // abandonNode undoes a failed Add.
@@ -493,6 +538,11 @@ func (sb *Sandbox) Remove(ctx context.Context, name string) error {
 	}
 	if len(sb.Nodes) == 1 {
 		return fmt.Errorf("%s is the last node: use `galeon sandbox destroy` to remove the whole sandbox", n.Name)
+	}
+	// The agent goes first: it deregisters the node, so proxies drain it
+	// before it shuts down.
+	if err := sb.StopAgent(ctx, n); err != nil {
+		return err
 	}
 	if err := sb.StopNode(ctx, n.Name); err != nil {
 		return err

@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -41,8 +43,8 @@ func (sb *Sandbox) waitSynced(ctx context.Context, n Node, pid int, logOffset in
 				report(p)
 			}
 		}
-		if !processIs(pid, marker) {
-			return sb.startFailure(n, "exited during start-up")
+		if !stillRunning(pid, marker) {
+			return sb.startFailure(n, "exited during start-up ("+exitReport(pid)+")")
 		}
 		st, err := sb.wsrepStatus(ctx, n)
 		if err == nil && st["wsrep_local_state_comment"] == "Synced" &&
@@ -212,6 +214,17 @@ func (sb *Sandbox) createUsers(ctx context.Context, n Node) error {
 
 var recoveredRE = regexp.MustCompile(`Recovered position:?\s+([0-9a-f-]{36}):(-?\d+)`)
 
+// Limits of a position recovery (mariadbd --wsrep-recover). It prints the
+// position and normally exits within milliseconds; CI saw it twice print
+// the position and then not exit for minutes, holding the node's data
+// directory. Once the position is known, the process has exitGrace to
+// end on its own before it is killed: a recovery-only run writes nothing
+// that another crash recovery could not redo.
+var (
+	recoverTimeout   = 2 * time.Minute
+	recoverExitGrace = 10 * time.Second
+)
+
 // position returns node n's last committed position. After a crash
 // grastate.dat says seqno -1; the real position is then recovered from
 // InnoDB with mariadbd --wsrep-recover, as Galera's documentation says.
@@ -229,21 +242,115 @@ func (sb *Sandbox) position(ctx context.Context, n Node) (GraState, error) {
 	if err != nil {
 		return g, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := waitExit(wctx, pid, "--wsrep-recover"); err != nil {
-		return g, fmt.Errorf("%s: --wsrep-recover did not finish: %w", n.Name, err)
+	found, err := sb.followRecovery(ctx, n, pid, off)
+	if err != nil {
+		return g, err
 	}
-	for _, line := range readFrom(sb.errLog(n), &off) {
-		if m := recoveredRE.FindStringSubmatch(line); m != nil {
-			g.UUID = m[1]
-			g.Seqno, _ = strconv.ParseInt(m[2], 10, 64)
-		}
-	}
-	if g.Seqno < 0 {
+	if found.Seqno < 0 {
 		return g, sb.startFailure(n, "position could not be recovered with --wsrep-recover")
 	}
-	return g, nil
+	sb.mu.Lock()
+	if sb.recovered == nil {
+		sb.recovered = map[string]GraState{}
+	}
+	sb.recovered[n.Name] = found
+	sb.mu.Unlock()
+	return found, nil
+}
+
+// followRecovery reads the position that the --wsrep-recover process pid
+// logs after offset off of n's error log, and returns once that process
+// is gone: it ends on its own, or is killed recoverExitGrace after
+// printing the position, or recoverTimeout after its start. The position
+// has seqno -1 if none was printed.
+func (sb *Sandbox) followRecovery(ctx context.Context, n Node, pid int, off int64) (GraState, error) {
+	found := GraState{Seqno: -1}
+	children.Lock()
+	done := children.done[pid]
+	children.Unlock()
+	if done == nil { // it has already been reaped
+		done = make(chan struct{})
+		close(done)
+	}
+	deadline := time.NewTimer(recoverTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var grace <-chan time.Time
+	scan := func() {
+		for _, line := range readFrom(sb.errLog(n), &off) {
+			if m := recoveredRE.FindStringSubmatch(line); m != nil {
+				found.UUID = m[1]
+				found.Seqno, _ = strconv.ParseInt(m[2], 10, 64)
+			}
+		}
+		if found.Seqno >= 0 && grace == nil {
+			grace = time.After(recoverExitGrace)
+		}
+	}
+	kill := func(why string) error {
+		sb.ctl.Progress(n.Name, fmt.Sprintf("--wsrep-recover (pid %d) %s: killing it; its threads were waiting in %s", pid, why, threadWaits(pid)))
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		select {
+		case <-done:
+			return nil
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("%s: the --wsrep-recover process %d %s and survived SIGKILL for 10s", n.Name, pid, why)
+		}
+	}
+	for {
+		select {
+		case <-done:
+			scan()
+			return found, nil
+		case <-tick.C:
+			scan()
+		case <-grace:
+			return found, kill(fmt.Sprintf("printed position %s:%d but had not exited %s later", found.UUID, found.Seqno, recoverExitGrace))
+		case <-deadline.C:
+			scan()
+			if err := kill(fmt.Sprintf("did not finish within %s", recoverTimeout)); err != nil {
+				return found, err
+			}
+			if found.Seqno >= 0 {
+				return found, nil
+			}
+			return found, fmt.Errorf("%s: --wsrep-recover did not finish within %s", n.Name, recoverTimeout)
+		case <-ctx.Done():
+			if err := kill("was cancelled"); err != nil {
+				return found, err
+			}
+			return found, fmt.Errorf("%s: --wsrep-recover: %w", n.Name, ctx.Err())
+		}
+	}
+}
+
+// threadWaits summarises where pid's threads wait in the kernel
+// (/proc/PID/task/*/wchan, for example "futex_wait_queue x12,
+// io_uring_cancel_generic x1"): the clue to why a process did not exit.
+func threadWaits(pid int) string {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return "(gone)"
+	}
+	count := map[string]int{}
+	for _, t := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", pid, t.Name()))
+		w := strings.TrimSpace(string(b))
+		if w == "" || w == "0" {
+			w = "running"
+		}
+		count[w]++
+	}
+	names := make([]string, 0, len(count))
+	for w := range count {
+		names = append(names, w)
+	}
+	sort.Strings(names)
+	for i, w := range names {
+		names[i] = fmt.Sprintf("%s x%d", w, count[w])
+	}
+	return strings.Join(names, ", ")
 }
 
 // DSN returns a go-sql-driver DSN for node as user/password.

@@ -15,6 +15,7 @@ package topology
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -101,23 +102,63 @@ type Snapshot struct {
 	// to while writes pause.
 	Epoch   uint64
 	Pending string
-	Version uint64
+	// Switching: a writer change waits for the old writer to be fenced
+	// (writes pause). Pending may be "" while switching: the writer
+	// failed and no node is to take over yet.
+	Switching bool
+	Version   uint64
 }
 
 // View publishes snapshots.
 type View struct {
-	mu       sync.Mutex
-	servers  []Server
-	writer   string
-	pending  string
-	epoch    uint64
-	version  uint64
-	chooser  WriterChooser
-	policy   ReaderPolicy
-	switches chan struct{}
-	cur      atomic.Pointer[Snapshot]
+	mu      sync.Mutex
+	servers []Server
+	writer  string
+	pending string
+	// switching: a change away from writer waits for fencing (pending may
+	// be "" when no node is to take over).
+	switching bool
+	epoch     uint64
+	version   uint64
+	chooser   WriterChooser
+	policy    ReaderPolicy
+	switches  chan struct{}
+	cur       atomic.Pointer[Snapshot]
 	// onWriter hears every writer change (see OnWriterChange).
 	onWriter func(old, next string, epoch uint64)
+	// epochFor, when set, gives the epoch of a new writer (see
+	// SetEpochSource).
+	epochFor func(next string) (uint64, bool)
+	subs     []chan struct{}
+}
+
+// SetEpochSource makes the epoch of each new writer come from f instead
+// of a local count, when f says so: proxies that follow a controller's
+// published decision carry its epoch, so that every proxy names the same
+// writer with the same number. f runs with the view locked.
+func (v *View) SetEpochSource(f func(next string) (uint64, bool)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.epochFor = f
+}
+
+// Subscribe returns a channel that signals (coalesced) each publication
+// of a new snapshot, for watchers that act on the whole view: the
+// controller re-decides, a proxy republishes its record.
+func (v *View) Subscribe() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ch := make(chan struct{}, 1)
+	v.subs = append(v.subs, ch)
+	return ch
+}
+
+// Reconsider re-runs the writer policy on the current states, after an
+// input of the chooser outside the view changed (a published decision).
+func (v *View) Reconsider() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.reconsider()
 }
 
 // OnWriterChange sets f to be called at every change of writer, with the
@@ -133,11 +174,22 @@ func (v *View) OnWriterChange(f func(old, next string, epoch uint64)) {
 // setWriter makes next the writer with a new epoch (mu held).
 func (v *View) setWriter(next string) {
 	old := v.writer
-	v.writer, v.pending = next, ""
-	v.epoch++
+	v.writer, v.pending, v.switching = next, "", false
+	if e, ok := v.nextEpoch(next); ok {
+		v.epoch = e
+	} else {
+		v.epoch++
+	}
 	if v.onWriter != nil {
 		v.onWriter(old, next, v.epoch)
 	}
+}
+
+func (v *View) nextEpoch(next string) (uint64, bool) {
+	if v.epochFor == nil {
+		return 0, false
+	}
+	return v.epochFor(next)
 }
 
 // NewView starts with servers, all online until a check says otherwise.
@@ -181,12 +233,12 @@ func (v *View) reconsider() {
 	want := v.chooser(v.servers, v.writer)
 	switch {
 	case want == v.writer:
-		v.pending = ""
+		v.pending, v.switching = "", false
 	case v.writer == "":
 		// Nothing to fence: the new writer starts at once.
 		v.setWriter(want)
 	default:
-		v.pending = want
+		v.pending, v.switching = want, true
 		select {
 		case v.switches <- struct{}{}:
 		default:
@@ -195,12 +247,25 @@ func (v *View) reconsider() {
 	v.publish()
 }
 
+// AdoptEpoch gives the current writer the epoch of a decision that names
+// it, when the view already routes to it (it got there by its own
+// decision while the controller was unreachable): every proxy then shows
+// the same epoch for the same writer.
+func (v *View) AdoptEpoch(writer string, epoch uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.writer == writer && writer != "" && !v.switching && v.epoch != epoch {
+		v.epoch = epoch
+		v.publish()
+	}
+}
+
 // PendingSwitch returns the writer being replaced and its replacement, if
 // a switch waits for fencing.
 func (v *View) PendingSwitch() (old, next string, ok bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.writer, v.pending, v.pending != ""
+	return v.writer, v.pending, v.switching
 }
 
 // CommitWriter ends a switch: old stops being the writer and next (which
@@ -217,7 +282,7 @@ func (v *View) CommitWriter(old string) {
 		next = v.chooser(v.servers, v.pending)
 	}
 	if next == old {
-		v.pending = ""
+		v.pending, v.switching = "", false
 		v.publish()
 		return
 	}
@@ -228,10 +293,10 @@ func (v *View) CommitWriter(old string) {
 func (v *View) publish() {
 	v.version++
 	s := &Snapshot{Servers: append([]Server(nil), v.servers...), writer: -1, policy: v.policy,
-		Epoch: v.epoch, Pending: v.pending, Version: v.version}
+		Epoch: v.epoch, Pending: v.pending, Switching: v.switching, Version: v.version}
 	total := 0
 	for i, srv := range s.Servers {
-		if srv.Name == v.writer && v.pending == "" {
+		if srv.Name == v.writer && !v.switching {
 			s.writer = i
 		}
 	}
@@ -247,6 +312,12 @@ func (v *View) publish() {
 		s.cumul = append(s.cumul, total)
 	}
 	v.cur.Store(s)
+	for _, ch := range v.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // SetHealth marks a node online or offline (simple health checks) and
@@ -365,9 +436,46 @@ func (s *Snapshot) PickReader() (Server, bool) {
 	return s.Servers[s.readers[i]], true
 }
 
+// PickReaderAvoiding is PickReader among the readers not named in avoid
+// (nodes that just failed to serve); when every reader is to be avoided it
+// is PickReader.
+func (s *Snapshot) PickReaderAvoiding(avoid []string) (Server, bool) {
+	if len(avoid) == 0 || len(s.readers) == 0 {
+		return s.PickReader()
+	}
+	total := 0
+	weight := func(i int) int {
+		if i == 0 {
+			return s.cumul[0]
+		}
+		return s.cumul[i] - s.cumul[i-1]
+	}
+	for i, idx := range s.readers {
+		if !slices.Contains(avoid, s.Servers[idx].Name) {
+			total += weight(i)
+		}
+	}
+	if total == 0 {
+		return s.PickReader()
+	}
+	r := rand.IntN(total)
+	for i, idx := range s.readers {
+		if slices.Contains(avoid, s.Servers[idx].Name) {
+			continue
+		}
+		if r -= weight(i); r < 0 {
+			return s.Servers[idx], true
+		}
+	}
+	return s.PickReader() // not reached
+}
+
 // Why explains, for an error message, why a hostgroup has no node.
 func (s *Snapshot) Why(hostgroup string) string {
-	if hostgroup == "writer" && s.Pending != "" {
+	if hostgroup == "writer" && s.Switching {
+		if s.Pending == "" {
+			return "the writer is being fenced and no node qualifies to take over"
+		}
 		return "writer switch to " + s.Pending + " in progress"
 	}
 	var parts []string

@@ -60,6 +60,25 @@ func TestReaderSharesFollowWeights(t *testing.T) {
 	}
 }
 
+func TestPickReaderAvoidingSkipsNodesThatJustFailed(t *testing.T) {
+	v := NewView([]Server{
+		{Name: "w", WriterWeight: 1},
+		{Name: "r1", ReaderWeight: 100}, {Name: "r2", ReaderWeight: 300}, {Name: "r3", ReaderWeight: 100},
+	})
+	counts := map[string]int{}
+	for i := 0; i < 20000; i++ {
+		s, _ := v.Load().PickReaderAvoiding([]string{"r2"})
+		counts[s.Name]++
+	}
+	if counts["r2"] != 0 || counts["w"] != 0 || math.Abs(float64(counts["r1"])/20000-0.5) > 0.03 {
+		t.Errorf("avoiding r2: %v, want r1 and r3 half each", counts)
+	}
+	// Every reader failed: back to the usual choice, not to no node.
+	if s, ok := v.Load().PickReaderAvoiding([]string{"r1", "r2", "r3"}); !ok || s.Name == "w" {
+		t.Errorf("all readers avoided: %v %v, want a reader anyway", s.Name, ok)
+	}
+}
+
 func TestReadsFallBackToWriter(t *testing.T) {
 	v := NewView([]Server{{Name: "w", WriterWeight: 1}, {Name: "r", ReaderWeight: 1}})
 	v.SetHealth("r", false, "down")
@@ -176,5 +195,28 @@ func TestMembershipChanges(t *testing.T) {
 	}
 	if v.RemoveServer("node9") {
 		t.Fatal("RemoveServer of an unknown node reported success")
+	}
+}
+
+// A writer that fails with no node to take over is fenced like any
+// other: writes stop at once instead of going to a dead node.
+func TestFailedWriterWithNoSuccessorIsFenced(t *testing.T) {
+	v := NewView([]Server{{Name: "a", WriterWeight: 10}, {Name: "b", WriterWeight: 0, ReaderWeight: 1}})
+	v.SetHealth("a", false, "unreachable")
+	if _, ok := v.Load().Writer(); ok {
+		t.Fatal("a failed writer still takes writes")
+	}
+	old, next, ok := v.PendingSwitch()
+	if !ok || old != "a" || next != "" {
+		t.Fatalf("pending switch %q -> %q (%v), want a -> none", old, next, ok)
+	}
+	v.CommitWriter("a")
+	snap := v.Load()
+	if _, ok := snap.Writer(); ok || snap.Switching {
+		t.Errorf("after fencing: writer present or still switching (%+v)", snap)
+	}
+	v.SetHealth("a", true, "")
+	if w, ok := v.Load().Writer(); !ok || w.Name != "a" {
+		t.Errorf("a back: writer %q %v", w.Name, ok)
 	}
 }

@@ -18,14 +18,22 @@ import (
 	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
+	"github.com/galeon-db/galeon/internal/testkit"
 )
 
 // runAgent starts an agent for node n; the returned stop deregisters it.
 func runAgent(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, n sandbox.Node) (stop func()) {
 	t.Helper()
+	return runAgentWith(t, sb, store, n, nil)
+}
+
+// runAgentWith starts an agent for node n that manages it with exec (nil:
+// it only reports).
+func runAgentWith(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, n sandbox.Node, exec agent.Executor) (stop func()) {
+	t.Helper()
 	c := sb.Credentials
 	a, err := agent.New(agent.Config{Node: n.Name, Address: n.Addr(), User: c.MonitorUser, Password: c.MonitorPassword,
-		Grastate: sb.GrastatePath(n), Interval: 200 * time.Millisecond}, store, discoverytest.Quiet())
+		Grastate: sb.GrastatePath(n), Interval: 200 * time.Millisecond, Executor: exec}, store, discoverytest.Quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,19 +45,7 @@ func runAgent(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, n sandb
 	return stop
 }
 
-// waitFor polls cond every 5 ms (fine enough to time routing changes)
-// and returns when it first held.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Time {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return time.Now()
-}
+var waitFor = testkit.WaitFor
 
 func online(p *proxy.Proxy, name string) bool {
 	s, ok := p.View().Load().Server(name)

@@ -4,33 +4,17 @@
 package foundation
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/galeon-db/galeon/internal/testkit"
 )
 
 // galeonBin is the galeon binary built once for the CLI tests.
 var galeonBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "galeon-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	galeonBin = filepath.Join(dir, "galeon")
-	build := exec.Command("go", "build", "-o", galeonBin, "github.com/galeon-db/galeon/cmd/galeon")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build galeon:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testkit.RunWithGaleon(m, &galeonBin)) }
 
 // galeon runs the CLI and returns its combined output and error.
 func galeon(t *testing.T, args ...string) (string, error) {

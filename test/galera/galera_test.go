@@ -447,6 +447,9 @@ func TestDonorIsDrained(t *testing.T) {
 	}
 	if n := l.readErr.Load() + l.wErr.Load(); n != 0 {
 		t.Errorf("%d client errors while a donor was drained: %v", n, l.errorsSeen())
+		for _, e := range r.p.Events() {
+			t.Logf("event %s %s %s: %s", e.At.Format("15:04:05.000"), e.Kind, e.Node, e.Detail)
+		}
 	}
 	t.Logf("donor states seen: %v; reads %d, writes acknowledged %d", seen, l.readOK.Load(), len(acks))
 	checkOneWriter(t, r.nodes["node2"], r.p.View().Load().Epoch-1)

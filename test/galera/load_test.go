@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/galeon-db/galeon/internal/testkit"
 )
 
 // ack is a write the client saw succeed: its id and the node that
@@ -230,35 +232,11 @@ func checkOneWriter(t *testing.T, db *sql.DB, switches uint64) []string {
 // checkNothingLost asserts every acknowledged write is on every node.
 func checkNothingLost(t *testing.T, nodes map[string]*sql.DB, acks []ack) {
 	t.Helper()
-	want := map[int64]bool{}
-	for _, a := range acks {
-		want[a.id] = true
+	ids := make([]int64, len(acks))
+	for i, a := range acks {
+		ids[i] = a.id
 	}
-	for name, db := range nodes {
-		if _, err := db.Exec("SET SESSION wsrep_sync_wait = 1"); err != nil {
-			t.Fatal(err)
-		}
-		rows, err := db.Query("SELECT id FROM app.ledger")
-		if err != nil {
-			t.Fatal(err)
-		}
-		have := map[int64]bool{}
-		for rows.Next() {
-			var id int64
-			_ = rows.Scan(&id)
-			have[id] = true
-		}
-		rows.Close()
-		missing := 0
-		for id := range want {
-			if !have[id] {
-				missing++
-			}
-		}
-		if missing > 0 {
-			t.Errorf("%s lacks %d of %d acknowledged writes", name, missing, len(want))
-		}
-	}
+	testkit.CheckLedger(t, nodes, ids)
 }
 
 // writesByNode counts the ledger rows per committing node.

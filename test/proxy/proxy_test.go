@@ -212,7 +212,7 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
-	t.Run("temporary tables and locks pin the session", func(t *testing.T) {
+	t.Run("temporary tables, locks and user variables pin the session, on the writer", func(t *testing.T) {
 		conn := pinConn(t, pt.db(t, nil))
 		mustExec(t, conn, "CREATE TEMPORARY TABLE tmp_pin (id INT)")
 		mustExec(t, conn, "INSERT INTO tmp_pin VALUES (1)")
@@ -240,6 +240,20 @@ func TestProxy(t *testing.T) {
 			if got := str(t, uv, "SELECT @galeon_uv"); got != "42" {
 				t.Fatalf("user variable lost: %q", got)
 			}
+		}
+		// Everything a pinned session sends goes to its connection,
+		// writes included: that connection must be the writer's.
+		for _, c := range []*sql.Conn{conn, lockConn, uv} {
+			if got := str(t, c, "SELECT @@wsrep_node_name"); got != "node1" {
+				t.Errorf("a pinned session runs on %s, want the writer node1 (its writes would run there)", got)
+			}
+		}
+		reader := pinConn(t, pt.db(t, nil))
+		if got := str(t, reader, "SELECT @galeon_read_uv"); got != "" {
+			t.Fatalf("SELECT @galeon_read_uv = %q on a new session", got)
+		}
+		if got := str(t, reader, "SELECT @@wsrep_node_name"); got != "node1" {
+			t.Errorf("a read of a user variable pinned the session to %s, want the writer node1", got)
 		}
 	})
 

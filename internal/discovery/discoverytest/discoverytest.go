@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,4 +80,62 @@ func WaitNodes(t testing.TB, ch <-chan discovery.NodeSet, timeout time.Duration,
 			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
 		}
 	}
+}
+
+// ConnectCuttable opens a client to the etcd of s through a loopback
+// relay that cut severs at once, for good: to etcd, the process behind
+// the client has died (kill -9) or is partitioned away — its leases
+// expire, nothing it tries to write arrives.
+func ConnectCuttable(t testing.TB, s *discovery.Store) (*discovery.Store, func()) {
+	t.Helper()
+	target := strings.TrimPrefix(s.Endpoints[0], "http://")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	cut := false
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			mu.Lock()
+			if err != nil || cut {
+				mu.Unlock()
+				c.Close()
+				if up != nil {
+					up.Close()
+				}
+				continue
+			}
+			conns = append(conns, c, up)
+			mu.Unlock()
+			go func() { _, _ = io.Copy(up, c); up.Close() }()
+			go func() { _, _ = io.Copy(c, up); c.Close() }()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := discovery.Open(ctx, discovery.Config{Endpoints: "etcd://" + ln.Addr().String(), Cluster: Cluster}, Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sever := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if cut {
+			return
+		}
+		cut = true
+		ln.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	t.Cleanup(func() { sever(); c.Close() })
+	return c, sever
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,14 @@ import (
 // Start validates cfg, starts a proxy with it and returns the proxy and
 // its client address. log nil discards the proxy's log.
 func Start(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, string) {
+	t.Helper()
+	p, addr, _ := StartStoppable(t, cfg, log)
+	return p, addr
+}
+
+// StartStoppable is Start that also returns a function stopping the proxy
+// before the test ends (as if its process died: clients are cut off).
+func StartStoppable(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, string, func()) {
 	t.Helper()
 	if problems := cfg.Validate(); len(problems) > 0 {
 		t.Fatalf("proxy config invalid: %v", problems)
@@ -36,13 +45,17 @@ func Start(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, st
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.ServeListener(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("proxy did not stop within 10s")
-		}
-	})
-	return p, ln.Addr().String()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Errorf("proxy did not stop within 10s")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return p, ln.Addr().String(), stop
 }

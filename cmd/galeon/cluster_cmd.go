@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/lifecycle"
+	"github.com/galeon-db/galeon/internal/sandbox"
+)
+
+const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery etcd://H:P,... --cluster NAME] [flags]
+       galeon cluster rolling-restart [--config KEY=VALUE ...]
+       galeon cluster stop|start
+       galeon cluster recover [--force NODE]
+       galeon cluster add
+       galeon cluster remove NODE
+
+  rolling-restart   restart every node, one at a time, at no cost to clients: each node is
+                    drained through every proxy, restarted, and takes traffic again once
+                    Synced; the writer goes last, after a switchover through the controller.
+                    --config sets [mariadbd] options the nodes use from their restart (sandbox).
+                    Stops at the first node that does not come back, saying why.
+  stop              stop every node cleanly, the writer last; the controller does not bring
+                    the cluster back until start (the agents keep reporting positions)
+  start             the controller bootstraps the most advanced node and the others join;
+                    returns once every node is Synced
+  add               start a new node: it joins by state transfer from donors the control
+                    plane chooses (never the writer while another can serve, IST first) and
+                    returns once it is Synced and every proxy routes to it (sandbox)
+  remove            take a node out: the writer moves off it first, every proxy drains it
+                    and its in-flight work finishes, then it leaves the group cleanly
+  recover           show what the controller says about recovering the cluster and each
+                    node's position. With --force NODE: recover from NODE although the
+                    controller cannot prove it is the most advanced (a node lost for good,
+                    its agent gone); NODE is bootstrapped, or promoted in place if it runs
+                    without quorum. Transactions only the other nodes had are lost.
+
+A sandbox's nodes are run through the sandbox (--name, the default). With --discovery and
+--cluster instead, nodes anywhere are run through their agents, which must manage them
+(galeon agent --manage systemd, or --restart-cmd/--stop-cmd/...).
+`
+
+// runCluster manages a running cluster through its control plane: a
+// sandbox's (its nodes run through the sandbox), or any cluster's, found
+// through its etcd (its nodes run through their agents).
+func runCluster(ctx context.Context, args []string) error {
+	if len(args) == 0 || !slices.Contains([]string{"rolling-restart", "stop", "start", "recover", "add", "remove"}, args[0]) {
+		fmt.Fprint(os.Stderr, clusterUsage)
+		return errors.New("an action is required: rolling-restart, stop, start, recover, add or remove")
+	}
+	action := args[0]
+	fs := flag.NewFlagSet("cluster "+action, flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, clusterUsage) }
+	name := fs.String("name", sandbox.DefaultName, "sandbox whose nodes to manage")
+	df := addDiscoveryFlags(fs)
+	options := keyValues{}
+	fs.Var(options, "config", "[mariadbd] option KEY=VALUE to apply with the restart, repeatable (sandbox)")
+	force := fs.String("force", "", "recover: the node to recover the cluster from")
+	pos, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	viaAgents := false
+	fs.Visit(func(f *flag.Flag) { viaAgents = viaAgents || f.Name == "discovery" || f.Name == "cluster" })
+	start := time.Now()
+	ctl := cliControl(start)
+	progress := ctl.Progress
+	var sb *sandbox.Sandbox
+	var store *discovery.Store
+	if viaAgents {
+		dcfg, err := df.config()
+		if err != nil {
+			return err
+		}
+		if problems := dcfg.Validate(); len(problems) > 0 {
+			return errors.New(strings.Join(problems, "; "))
+		}
+		octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		store, err = discovery.Open(octx, dcfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		cancel()
+		if err != nil {
+			return err
+		}
+	} else {
+		if sb, err = sandbox.Open(sandbox.DirFor(*name), ctl); err != nil {
+			return err
+		}
+		if sb.Discovery == "" {
+			return fmt.Errorf("sandbox %q has no control plane (created with --discovery none): galeon cluster works through it (use galeon sandbox for this one)", sb.Name)
+		}
+		if store, err = openControlStore(ctx, sb.Discovery, sb.Name); err != nil {
+			return err
+		}
+	}
+	defer store.Close()
+	who := "galeon cluster " + action + " (" + whoAmI() + ")"
+	// A sandbox's nodes are run through the sandbox, others' through
+	// their agents.
+	var restart, stop func(ctx context.Context, node string) error
+	if sb != nil {
+		restart, stop = sb.Restart, sb.StopNode
+	} else {
+		restart, stop = lifecycle.ThroughAgents(store, discovery.ActionRestart, who, 10*time.Minute),
+			lifecycle.ThroughAgents(store, discovery.ActionStop, who, 5*time.Minute)
+	}
+	switch action {
+	case "stop":
+		if err := lifecycle.StopCluster(ctx, store, stop, who, progress); err != nil {
+			return err
+		}
+		fmt.Println("cluster stopped; the agents report each node's position; `galeon cluster start` brings it back")
+		return nil
+	case "start":
+		if err := lifecycle.StartCluster(ctx, store, 5*time.Minute, progress); err != nil {
+			return err
+		}
+		fmt.Printf("cluster up: every node Synced (%s)\n", time.Since(start).Round(time.Second))
+		return nil
+	case "recover":
+		if *force == "" {
+			return showRecovery(ctx, store)
+		}
+		if err := lifecycle.ForceRecovery(ctx, store, *force, "galeon cluster recover --force "+*force+" ("+whoAmI()+")", 5*time.Minute, progress); err != nil {
+			return err
+		}
+		fmt.Printf("cluster recovered from %s: every node Synced (%s)\n", *force, time.Since(start).Round(time.Second))
+		return nil
+	case "add":
+		if sb == nil {
+			return errors.New("add provisions a sandbox node; elsewhere, start mariadb on the new machine with `galeon agent` beside it: it registers, and every proxy routes to it once Synced")
+		}
+		useControlDonors(ctx, sb, store, progress)
+		n, err := addNode(ctx, sb, store, progress)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s added on %s and routed by every proxy; cluster size %d (%s)\n", n.Name, n.Addr(), len(sb.Nodes), time.Since(start).Round(100*time.Millisecond))
+		return nil
+	case "remove":
+		if len(pos) != 1 {
+			return errors.New("usage: galeon cluster remove NODE")
+		}
+		if sb != nil {
+			err = removeNode(ctx, sb, store, pos[0], progress)
+		} else {
+			err = lifecycle.Membership{Store: store, Progress: progress}.Remove(ctx, pos[0], stop)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s removed (%s)\n", pos[0], time.Since(start).Round(100*time.Millisecond))
+		return nil
+	}
+	if sb != nil {
+		if err := sb.SetServerOptions(options); err != nil {
+			return err
+		}
+		useControlDonors(ctx, sb, store, progress)
+	} else if len(options) > 0 {
+		return errors.New("--config changes a sandbox's my.cnf; elsewhere change the nodes' configuration with your own tools, then rolling-restart")
+	}
+	if err := (lifecycle.Rolling{Store: store, Restart: restart, Progress: progress}).Run(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("rolling restart done in %s\n", time.Since(start).Round(time.Second))
+	return nil
+}
+
+// showRecovery prints the controller's latest word on recovery and what
+// each node's agent reports about its position.
+func showRecovery(ctx context.Context, store *discovery.Store) error {
+	nodes, err := store.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := store.ReadRecoveryStatus(ctx)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		fmt.Println("controller: no recovery so far")
+	} else {
+		blocked := ""
+		if st.Blocked {
+			blocked = " [needs an operator]"
+		}
+		fmt.Printf("controller %s at %s%s:\n  %s\n", st.Controller, st.At.Local().Format(time.DateTime), blocked, st.Status)
+	}
+	fmt.Printf("%-8s %-9s %-12s %-38s %s\n", "node", "running", "status", "cluster uuid", "seqno")
+	for _, n := range nodes {
+		running, status, uuid, seqno := "unknown", n.ClusterStatus, n.StateUUID, fmt.Sprint(n.LastCommitted)
+		switch {
+		case n.Up:
+			running = "yes"
+		case n.Stopped:
+			running, status, uuid, seqno = "no", "stopped", "", "unknown"
+			if p := n.Position; p != nil {
+				uuid, seqno = p.UUID, fmt.Sprint(p.Seqno)
+				if p.SafeToBootstrap {
+					seqno += " (safe_to_bootstrap)"
+				}
+			}
+		}
+		fmt.Printf("%-8s %-9s %-12s %-38s %s\n", n.Name, running, status, uuid, seqno)
+	}
+	return nil
+}
+
+// whoAmI names the operator for the record: user@host.
+func whoAmI() string {
+	host, _ := os.Hostname()
+	if u, err := user.Current(); err == nil {
+		return u.Username + "@" + host
+	}
+	return host
+}
+
+// useControlDonors has sb's joiners take their donors from the control
+// plane (lifecycle.SandboxDonors).
+func useControlDonors(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, progress func(node, msg string)) {
+	donors := lifecycle.SandboxDonors(ctx, store, func(msg string) { progress("-", msg) })
+	sb.SetDonors(func(n sandbox.Node, seqno int64) []string { return donors(n.Name, seqno) })
+}
+
+// addNode adds a node to sb: through the control plane (store) when there
+// is one, so it returns once every proxy routes to the node; else
+// directly.
+func addNode(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, progress func(node, msg string)) (sandbox.Node, error) {
+	var n sandbox.Node
+	provision := func(ctx context.Context) (string, error) {
+		var err error
+		n, err = sb.Add(ctx)
+		return n.Name, err
+	}
+	if store == nil {
+		_, err := provision(ctx)
+		return n, err
+	}
+	_, err := lifecycle.Membership{Store: store, Progress: progress}.Add(ctx, provision)
+	return n, err
+}
+
+// removeNode removes node from sb: through the control plane when there
+// is one (the writer moves off it, every proxy drains it first); else
+// directly.
+func removeNode(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, node string, progress func(node, msg string)) error {
+	if store == nil {
+		return sb.Remove(ctx, node)
+	}
+	return lifecycle.Membership{Store: store, Progress: progress}.Remove(ctx, node, sb.Remove)
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/transfer"
+)
+
+// controlView reads the control plane for `galeon status`: the
+// registered nodes and their agents, the controller, the published
+// writer decision and every proxy's view.
+type controlView struct {
+	store *discovery.Store
+}
+
+// openControlView connects to the control plane of the sandbox (or the
+// given endpoints). Status works without it: nil when there is none or
+// it does not answer (the reason is printed once).
+func openControlView(ctx context.Context, endpoints, cluster string, fromSandbox bool, name, dir string) *controlView {
+	if endpoints == "none" {
+		return nil
+	}
+	if fromSandbox && (endpoints == "" || cluster == "") {
+		if dir == "" {
+			dir = sandbox.DirFor(name)
+		}
+		if sb, err := sandbox.Open(dir, sandbox.Control{}); err == nil {
+			if endpoints == "" {
+				endpoints = sb.Discovery
+			}
+			if cluster == "" {
+				cluster = sb.Name
+			}
+		}
+	}
+	if endpoints == "" {
+		return nil
+	}
+	if cluster == "" {
+		cluster = "galeon"
+	}
+	store, err := openControlStore(ctx, endpoints, cluster)
+	if err != nil {
+		fmt.Printf("control plane: %v\n", err)
+		return nil
+	}
+	return &controlView{store: store}
+}
+
+func (c *controlView) Close() { c.store.Close() }
+
+// controlPlane is one reading of the control plane.
+type controlPlane struct {
+	Endpoints  string                    `json:"endpoints"`
+	Controller string                    `json:"controller"`
+	Decision   *discovery.WriterDecision `json:"decision,omitempty"`
+	Nodes      []discovery.NodeFacts     `json:"nodes"`
+	Proxies    []discovery.ProxyFacts    `json:"proxies"`
+	// Transfers are the state transfers in progress (joiners).
+	Transfers []transfer.Progress `json:"transfers,omitempty"`
+	Error     string              `json:"error,omitempty"`
+}
+
+func (c *controlView) read(ctx context.Context) *controlPlane {
+	if c == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	cp := &controlPlane{Endpoints: strings.Join(c.store.Endpoints, ",")}
+	var err error
+	if cp.Controller, err = c.store.Controller(ctx); err != nil {
+		cp.Error = err.Error()
+		return cp
+	}
+	if u, err := c.store.ReadDecision(ctx); err == nil && u.Present {
+		cp.Decision = &u.Decision
+	} else if err == nil && u.Rejected != nil {
+		cp.Error = u.Rejected.Error()
+	}
+	cp.Nodes, _ = c.store.Nodes(ctx)
+	cp.Proxies, _ = c.store.Proxies(ctx)
+	cp.Transfers = transfer.Estimate(cp.Nodes)
+	return cp
+}
+
+// text renders the reading for the terminal.
+func (cp *controlPlane) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "control plane: etcd %s", cp.Endpoints)
+	if cp.Error != "" {
+		fmt.Fprintf(&b, "  error: %s\n", cp.Error)
+		return b.String()
+	}
+	ctl := cp.Controller
+	if ctl == "" {
+		ctl = "(none elected)"
+	}
+	fmt.Fprintf(&b, "  controller %s", ctl)
+	if d := cp.Decision; d != nil {
+		if d.Fencing {
+			fmt.Fprintf(&b, "  writer: fencing %s before %s (epoch %d)", d.Old, d.Next, d.Epoch)
+		} else {
+			fmt.Fprintf(&b, "  writer %s (epoch %d)", orDash(d.Writer), d.Epoch)
+		}
+	} else {
+		b.WriteString("  no writer decision yet")
+	}
+	b.WriteString("\n")
+	for _, n := range cp.Nodes {
+		state := n.LocalStateComment
+		if !n.Up {
+			state = "down: " + n.Error
+		}
+		fmt.Fprintf(&b, "  agent %-8s %-21s %-10s committed %-7d synced %-5v updated %s\n", n.Name, n.Address, state, n.LastCommitted, n.Synced, n.UpdatedAt.Format("15:04:05.000"))
+		for _, t := range cp.Transfers {
+			if t.Node == n.Name {
+				fmt.Fprintf(&b, "        receiving %s\n", t)
+			}
+		}
+	}
+	for _, p := range cp.Proxies {
+		agrees := "agrees"
+		if d := cp.Decision; d == nil || p.Degraded || p.Switching || p.Applied != d.Epoch || (p.Writer != "" && p.Writer != d.Writer) {
+			agrees = "DIFFERS"
+		}
+		role := ""
+		if p.Controller {
+			role = " (controller)"
+		}
+		fmt.Fprintf(&b, "  proxy %-14s %-21s writer %-8s epoch %-4d %s%s\n", p.Name, p.MySQL, orDash(p.Writer), p.Epoch, agrees, role)
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// openControlStore connects to a cluster's etcd for a short-lived command,
+// failing within a few seconds when it does not answer.
+func openControlStore(ctx context.Context, endpoints, cluster string) (*discovery.Store, error) {
+	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	return discovery.Open(octx, discovery.Config{Endpoints: endpoints, Cluster: cluster, DialTimeout: 2 * time.Second},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+}

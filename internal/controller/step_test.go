@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+)
+
+func proxies(applied ...uint64) []discovery.ProxyFacts {
+	var out []discovery.ProxyFacts
+	for i, a := range applied {
+		out = append(out, discovery.ProxyFacts{Name: string(rune('a' + i)), Epoch: a, Applied: a})
+	}
+	return out
+}
+
+func TestFirstDecisionNamesTheWriterAtOnce(t *testing.T) {
+	d, ok := Step(Input{Want: "node1", Proxies: proxies(0, 0), Controller: "a", Now: time.Now()})
+	if !ok || d.Writer != "node1" || d.Epoch != 1 || d.Fencing {
+		t.Fatalf("got %+v %v, want writer node1 epoch 1", d, ok)
+	}
+	if _, ok := Step(Input{Want: "", Proxies: proxies(0), Controller: "a"}); ok {
+		t.Error("no node qualifies and nothing published: nothing to publish")
+	}
+}
+
+func TestSameWriterPublishesNothing(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "node1", Epoch: 4, Controller: "a"}
+	if d, ok := Step(Input{Current: cur, Have: true, Want: "node1", Proxies: proxies(4, 4)}); ok {
+		t.Fatalf("published %+v for an unchanged writer", d)
+	}
+}
+
+func TestChangeOfWriterFencesFirst(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "node1", Epoch: 4, Controller: "a"}
+	d, ok := Step(Input{Current: cur, Have: true, Want: "node2", Proxies: proxies(4, 4, 4), Controller: "b"})
+	if !ok || !d.Fencing || d.Writer != "" || d.Old != "node1" || d.Next != "node2" || d.Epoch != 5 || d.Controller != "b" {
+		t.Fatalf("got %+v, want a fence of node1 for node2 at epoch 5", d)
+	}
+	// The epoch goes past any a proxy counted on its own (degraded).
+	d, _ = Step(Input{Current: cur, Have: true, Want: "node2", Proxies: proxies(4, 7)})
+	if d.Epoch != 8 {
+		t.Errorf("epoch %d, want 8 (past a proxy's own 7)", d.Epoch)
+	}
+}
+
+func TestFenceEndsWhenEveryProxyApplied(t *testing.T) {
+	fence := discovery.WriterDecision{Fencing: true, Old: "node1", Next: "node2", Epoch: 5, Controller: "a"}
+	in := Input{Current: fence, Have: true, Want: "node2", Proxies: proxies(5, 4, 5), Controller: "a"}
+	if d, ok := Step(in); ok {
+		t.Fatalf("published %+v while proxy b has not applied the fence", d)
+	}
+	in.Proxies = proxies(5, 5, 5)
+	d, ok := Step(in)
+	if !ok || d.Writer != "node2" || d.Epoch != 5 || d.Fencing {
+		t.Fatalf("got %+v, want node2 under the fence's epoch 5", d)
+	}
+	// A proxy that never confirms holds the fence only until it expires.
+	in.Proxies, in.FenceExpired = proxies(5, 4), true
+	d, ok = Step(in)
+	if !ok || d.Writer != "node2" {
+		t.Fatalf("expired fence: got %+v %v", d, ok)
+	}
+	// The policy may want another node by the time the fence ends, or none.
+	in.Want = ""
+	d, ok = Step(in)
+	if !ok || d.Writer != "" || d.Fencing || d.Epoch != 5 {
+		t.Fatalf("no node qualifies after the fence: got %+v", d)
+	}
+}
+
+func TestFromNoWriterNothingToFence(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "", Epoch: 5, Controller: "a"}
+	d, ok := Step(Input{Current: cur, Have: true, Want: "node3", Proxies: proxies(5)})
+	if !ok || d.Writer != "node3" || d.Fencing || d.Epoch != 6 {
+		t.Fatalf("got %+v, want node3 at epoch 6 without a fence", d)
+	}
+}
+
+func TestDecisionsValidate(t *testing.T) {
+	for _, bad := range []discovery.WriterDecision{
+		{Writer: "node1", Epoch: 0, Controller: "a"},
+		{Writer: "node1", Epoch: 1, Fencing: true, Controller: "a"},
+		{Writer: "no de", Epoch: 1, Controller: "a"},
+		{Writer: "node1", Epoch: 1},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+}
+
+func TestProxiesAlreadyOnTheWantedWriterNeedNoFence(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "node1", Epoch: 4, Controller: "a"}
+	ps := []discovery.ProxyFacts{{Name: "a", Writer: "node2", Epoch: 5, Applied: 4}, {Name: "b", Writer: "node2", Epoch: 5, Applied: 4}}
+	d, ok := Step(Input{Current: cur, Have: true, Want: "node2", Proxies: ps})
+	if !ok || d.Fencing || d.Writer != "node2" || d.Epoch != 6 {
+		t.Fatalf("got %+v, want node2 at epoch 6 without a fence", d)
+	}
+	ps[1].Writer = ""
+	if d, _ := Step(Input{Current: cur, Have: true, Want: "node2", Proxies: ps}); !d.Fencing {
+		t.Errorf("a proxy without a writer could still follow node1 back: want a fence, got %+v", d)
+	}
+}
+
+func TestLostDecisionFencesProxiesWritingElsewhere(t *testing.T) {
+	ps := []discovery.ProxyFacts{{Name: "a", Writer: "node2", Epoch: 4, Applied: 4}, {Name: "b", Writer: "node2", Epoch: 4, Applied: 4}}
+	// A corrupt decision key: the controller keeps the proxies' writer.
+	if cur := Current(discovery.WriterDecision{Writer: "node 1"}, false, ps); cur != "node2" {
+		t.Fatalf("current %q, want node2 (every proxy's writer)", cur)
+	}
+	d, ok := Step(Input{Want: "node2", Proxies: ps})
+	if !ok || d.Fencing || d.Writer != "node2" || d.Epoch != 5 {
+		t.Fatalf("got %+v, want node2 republished at epoch 5", d)
+	}
+	// If the policy wants another node, the proxies on node2 are fenced.
+	d, _ = Step(Input{Want: "node1", Proxies: ps})
+	if !d.Fencing || d.Next != "node1" {
+		t.Fatalf("got %+v, want a fence before node1", d)
+	}
+	ps[1].Writer = "node3"
+	if cur := Current(discovery.WriterDecision{}, false, ps); cur != "" {
+		t.Errorf("proxies disagree: current %q, want none", cur)
+	}
+}
+
+func TestProxyThatDecidedAloneIsBroughtBack(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "node1", Epoch: 4, Controller: "a"}
+	ps := []discovery.ProxyFacts{{Name: "a", Writer: "node1", Epoch: 4, Applied: 4, Seen: 4}, {Name: "b", Writer: "node2", Epoch: 5, Applied: 3, Seen: 4}}
+	d, ok := Step(Input{Current: cur, Have: true, Want: "node1", Proxies: ps})
+	if !ok || !d.Fencing || d.Next != "node1" || d.Epoch != 6 {
+		t.Fatalf("got %+v, want a fence back to node1 at epoch 6", d)
+	}
+	// A proxy that has not seen the decision yet is not a stray.
+	ps[1].Seen = 3
+	if d, ok := Step(Input{Current: cur, Have: true, Want: "node1", Proxies: ps}); ok {
+		t.Errorf("published %+v for a proxy that has not seen the decision", d)
+	}
+}

@@ -1,0 +1,90 @@
+package nodeexec
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func grastate(t *testing.T, seqno string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "grastate.dat")
+	body := "# GALERA saved state\nversion: 2.1\nuuid:    5ee99582-bb8d-11ee-8e3c-3ff8fa3ba4d6\nseqno:   " + seqno + "\nsafe_to_bootstrap: 0\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPositionAfterACleanStopComesFromGrastate(t *testing.T) {
+	c := Commands{RunningCmd: "false", RecoverCmd: "exit 1", Grastate: grastate(t, "42")}
+	g, err := c.Position(context.Background(), "node1")
+	if err != nil || g.Seqno != 42 || g.UUID != "5ee99582-bb8d-11ee-8e3c-3ff8fa3ba4d6" {
+		t.Fatalf("Position = %+v, %v; want grastate's seqno 42 without running the recover command", g, err)
+	}
+}
+
+func TestPositionAfterACrashComesFromTheRecoverCommand(t *testing.T) {
+	c := Commands{RunningCmd: "false", Grastate: grastate(t, "-1"),
+		RecoverCmd: `echo "WSREP: Recovered position: 00000000-0000-0000-0000-000000000000:-1"; echo "--wsrep_start_position=5ee99582-bb8d-11ee-8e3c-3ff8fa3ba4d6:1234" # {node}`}
+	g, err := c.Position(context.Background(), "node1")
+	if err != nil || g.Seqno != 1234 {
+		t.Fatalf("Position = %+v, %v; want the last position printed, 1234", g, err)
+	}
+	c.RecoverCmd = "echo nothing useful; echo for {node}"
+	if _, err := c.Position(context.Background(), "node7"); err == nil || !strings.Contains(err.Error(), "for node7") {
+		t.Errorf("unparsable recovery output: %v, want an error quoting it", err)
+	}
+}
+
+func TestBootstrapMarksTheNodeSafeFirst(t *testing.T) {
+	path := grastate(t, "42")
+	c := Commands{RunningCmd: "false", BootstrapCmd: "grep -q 'safe_to_bootstrap: 1' " + path, Grastate: path}
+	if err := c.BootstrapNode(context.Background(), "node1"); err != nil {
+		t.Fatalf("bootstrap ran before grastate.dat was marked: %v", err)
+	}
+	c.BootstrapCmd = "echo cannot start {node} >&2; exit 3"
+	if err := c.BootstrapNode(context.Background(), "node1"); err == nil || !strings.Contains(err.Error(), "cannot start node1") {
+		t.Errorf("a failing command: %v, want its exit status and output", err)
+	}
+	// A running server is never bootstrapped, nor its position recovered.
+	c.RunningCmd = "true"
+	if err := c.BootstrapNode(context.Background(), "node1"); err == nil {
+		t.Error("bootstrapped a running node")
+	}
+	if _, err := c.Position(context.Background(), "node1"); err == nil {
+		t.Error("recovered the position of a running node")
+	}
+}
+
+func TestRunningIsTheCommandsExitStatus(t *testing.T) {
+	if !(Commands{RunningCmd: "true"}).Running("n") || (Commands{RunningCmd: "false"}).Running("n") {
+		t.Error("Running does not follow the exit status")
+	}
+	if err := (Commands{}).Validate(); err == nil || !strings.Contains(err.Error(), "running") {
+		t.Errorf("Validate of nothing: %v", err)
+	}
+	if err := Systemd("mariadb", "/var/lib/mysql/grastate.dat").Validate(); err != nil {
+		t.Errorf("systemd defaults: %v", err)
+	}
+}
+
+// A recover command whose server never exits must not hold the agent
+// beyond its deadline: the whole process group is killed, including a
+// grandchild that keeps the output pipe open.
+func TestAHungCommandEndsWithItsDeadline(t *testing.T) {
+	c := Commands{RunningCmd: "false", Grastate: grastate(t, "-1"), RecoverCmd: "sleep 60 & wait"}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Position(ctx, "node1")
+	if err == nil {
+		t.Fatal("Position of a hung recover command succeeded")
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("Position returned after %s, want soon after its 300ms deadline", took)
+	}
+}

@@ -1,0 +1,431 @@
+package control_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
+	"github.com/galeon-db/galeon/internal/lifecycle"
+	"github.com/galeon-db/galeon/internal/nodeexec"
+	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
+)
+
+// TestFullOutageRecoversAlone kills every node of the cluster (kill -9,
+// as a power loss would) under write load through a proxy. Nobody
+// intervenes: the agents report that their nodes are down and recover
+// their positions, the controller bootstraps the most advanced node and
+// has the others rejoin, and the proxy routes writes again. Every
+// acknowledged write is on every node afterwards.
+func TestFullOutageRecoversAlone(t *testing.T) {
+	sb, store, m, _ := newManagedRig(t)
+	ms := []*member{m}
+	l, _, wdb := ledgerOnWriter(t, sb, ms, 2, 1, 100)
+
+	var uuid string
+	var committed int64
+	_ = wdb.QueryRow("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'").Scan(&uuid)
+	killed := time.Now()
+	_ = wdb.QueryRow("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LAST_COMMITTED'").Scan(&committed)
+	for _, name := range []string{"node3", "node2", "node1"} {
+		if err := sb.Kill(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := ackCount(l)
+	back := waitFor(t, 3*time.Minute, "a write acknowledged after the full outage: "+recoveryEvents(m.p), func() bool { return ackCount(l) > before })
+	t.Logf("FIGURE all 3 nodes killed -> writes acknowledged through the proxy again after %s (recovery grace 5 s)", back.Sub(killed).Round(time.Millisecond))
+	all := waitAllSynced(t, sb, store, 3*time.Minute)
+	t.Logf("FIGURE all 3 nodes killed -> all 3 Synced again after %s (cluster size %d)", time.Since(killed).Round(time.Millisecond), all.Nodes["node1"].ClusterSize)
+	// The cluster's history goes on: same state UUID, seqnos onwards (the
+	// bootstrapped node started from its recovered position).
+	for _, n := range all.Nodes {
+		if n.StateUUID != uuid || n.LastCommitted < committed {
+			t.Errorf("%s after recovery: cluster %s at seqno %d; before: %s at %d (history lost)", n.Name, n.StateUUID, n.LastCommitted, uuid, committed)
+		}
+	}
+	t.Logf("recovery as the proxy recorded it: %s", recoveryEvents(m.p))
+	if !strings.Contains(recoveryEvents(m.p), "bootstrapping") {
+		t.Errorf("no bootstrap recorded: %s", recoveryEvents(m.p))
+	}
+	acks := l.finish()
+	checkAcked(t, sb, []string{"node1", "node2", "node3"}, acks)
+	l.mu.Lock()
+	t.Logf("FIGURE acknowledged writes %d; client errors during the outage %v", len(acks), l.errs)
+	l.mu.Unlock()
+}
+
+func recoveryEvents(p *proxy.Proxy) string {
+	var parts []string
+	evs := p.Events()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Kind == proxy.EventRecovery {
+			parts = append(parts, evs[i].Detail)
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// TestClusterStopStart stops the whole cluster on purpose (writer last,
+// each node stopped by its agent) and starts it again: while it is
+// stopped the controller leaves it down (it says so), and start brings
+// every node back from the positions the agents report, with every
+// acknowledged write.
+func TestClusterStopStart(t *testing.T) {
+	sb, store, m, _ := newManagedRig(t)
+	ms := []*member{m}
+	l, w0, _ := ledgerOnWriter(t, sb, ms, 2, 0, 100)
+	acks := l.finish()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stopped []string
+	if err := lifecycle.StopCluster(ctx, store, lifecycle.ThroughAgents(store, discovery.ActionStop, "test", time.Minute), "test", func(node, msg string) { stopped = append(stopped, node) }); err != nil {
+		t.Fatal(err)
+	}
+	if stopped[len(stopped)-1] != w0 {
+		t.Errorf("stop order %v: the writer %s must go last", stopped, w0)
+	}
+	waitFor(t, 20*time.Second, "the controller says the cluster is down on purpose", func() bool {
+		return strings.Contains(recoveryEvents(m.p), "on purpose")
+	})
+	// Longer than the recovery grace (5 s): nothing may start a node.
+	held := time.Now()
+	for time.Since(held) < 6*time.Second {
+		for _, n := range sb.Nodes {
+			if sb.Running(n.Name) {
+				t.Fatalf("%s was started while the cluster was stopped on purpose: %s", n.Name, recoveryEvents(m.p))
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	started := time.Now()
+	if err := lifecycle.StartCluster(ctx, store, 3*time.Minute, func(string, string) {}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FIGURE galeon cluster start: every node Synced %s after the hold was cleared; recovery: %s", time.Since(started).Round(time.Millisecond), recoveryEvents(m.p))
+	if !strings.Contains(recoveryEvents(m.p), w0+" is the most advanced") {
+		t.Errorf("the writer stopped last (%s) was not the one bootstrapped: %s", w0, recoveryEvents(m.p))
+	}
+	waitFor(t, 20*time.Second, "the proxy routes writes again", func() bool { _, _, ok := agreement(ms); return ok })
+	checkAcked(t, sb, []string{"node1", "node2", "node3"}, acks)
+}
+
+// newManagedRig starts a 3-node sandbox whose agents manage their nodes
+// (they can start them), an embedded etcd and one proxy with a writer. It
+// returns a function that stops each node's agent.
+func newManagedRig(t *testing.T) (*sandbox.Sandbox, *discovery.Store, *member, map[string]func()) {
+	t.Helper()
+	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
+	store := discoverytest.Open(t)
+	agents := map[string]func(){}
+	for _, n := range sb.Nodes {
+		agents[n.Name] = runAgentWith(t, sb, store, n, sb)
+	}
+	m := startProxy(t, sb, store, "proxy1", true)
+	waitFor(t, 30*time.Second, "the proxy has a writer", func() bool { _, _, ok := agreement([]*member{m}); return ok })
+	return sb, store, m, agents
+}
+
+// TestQuorumLossPromotesTheSurvivor kills two of three nodes (kill -9):
+// the survivor, the writer, keeps running but without quorum, refusing
+// writes. Nobody intervenes: the dead nodes' agents recover their
+// positions, the controller promotes the survivor in place
+// (pc.bootstrap=YES, no restart: it is as advanced as any), writes go on
+// through the proxy, and the dead nodes rejoin it.
+func TestQuorumLossPromotesTheSurvivor(t *testing.T) {
+	sb, store, m, _ := newManagedRig(t)
+	ms := []*member{m}
+	l, w0, db := ledgerOnWriter(t, sb, ms, 2, 1, 100)
+	var dead []string
+	for _, n := range sb.Nodes {
+		if n.Name != w0 {
+			dead = append(dead, n.Name)
+		}
+	}
+	uptime := func() int {
+		var k string
+		var v int
+		_ = db.QueryRow("SHOW GLOBAL STATUS LIKE 'Uptime'").Scan(&k, &v)
+		return v
+	}
+	killed, up0 := time.Now(), uptime()
+	for _, name := range dead {
+		if err := sb.Kill(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 30*time.Second, w0+" without quorum", func() bool {
+		var k, status string
+		_ = db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status'").Scan(&k, &status)
+		return status == "non-Primary"
+	})
+	lost := time.Now()
+	before := ackCount(l)
+	back := waitFor(t, 3*time.Minute, "a write acknowledged after the quorum loss: "+recoveryEvents(m.p), func() bool { return ackCount(l) > before })
+	t.Logf("FIGURE 2 of 3 nodes killed -> survivor without quorum after %s -> writes acknowledged again %s later (recovery grace 5 s)",
+		lost.Sub(killed).Round(time.Millisecond), back.Sub(lost).Round(time.Millisecond))
+	if !strings.Contains(recoveryEvents(m.p), "promoting "+w0) && !strings.Contains(recoveryEvents(m.p), w0+" is the most advanced") {
+		t.Errorf("the survivor %s was not the one recovered: %s", w0, recoveryEvents(m.p))
+	}
+	if !strings.Contains(recoveryEvents(m.p), "pc.bootstrap") {
+		t.Errorf("the survivor was not promoted in place: %s", recoveryEvents(m.p))
+	}
+	if up := uptime(); up < up0 {
+		t.Errorf("%s was restarted (uptime %d s, %d s before the kill): a promotion must keep it running", w0, up, up0)
+	}
+	waitAllSynced(t, sb, store, 3*time.Minute)
+	t.Logf("FIGURE 2 of 3 nodes killed -> all 3 Synced again after %s; recovery: %s", time.Since(killed).Round(time.Millisecond), recoveryEvents(m.p))
+	acks := l.finish()
+	checkAcked(t, sb, []string{"node1", "node2", "node3"}, acks)
+}
+
+// TestForcedRecovery loses a whole node with its agent (a machine gone)
+// and then the rest of the cluster: the controller cannot prove which
+// node is most advanced and says so, naming the operator's command;
+// galeon cluster recover --force then brings the cluster back from the
+// chosen node, and the proxy routes writes again.
+func TestForcedRecovery(t *testing.T) {
+	sb, store, m, agents := newManagedRig(t)
+	ms := []*member{m}
+	l, w0, _ := ledgerOnWriter(t, sb, ms, 2, 0, 100)
+	lostNode := "node3"
+	if w0 == lostNode {
+		lostNode = "node2"
+	}
+	agents[lostNode]()
+	var kept []string
+	for _, n := range sb.Nodes {
+		if err := sb.Kill(n.Name); err != nil {
+			t.Fatal(err)
+		}
+		if n.Name != lostNode {
+			kept = append(kept, n.Name)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var blocked *discovery.RecoveryStatus
+	waitFor(t, time.Minute, "the controller says it needs an operator", func() bool {
+		st, err := store.ReadRecoveryStatus(ctx)
+		if err == nil && st != nil && st.Blocked {
+			blocked = st
+		}
+		return blocked != nil
+	})
+	if !strings.Contains(blocked.Status, "--force") {
+		t.Errorf("the blocked status does not name the operator's command: %q", blocked.Status)
+	}
+	for _, n := range kept {
+		if sb.Running(n) {
+			t.Fatalf("%s was started although the controller could not prove it was most advanced", n)
+		}
+	}
+	before := ackCount(l)
+	ordered := time.Now()
+	if err := lifecycle.ForceRecovery(ctx, store, w0, "test", 3*time.Minute, func(node, msg string) { t.Logf("%s: %s", node, msg) }); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FIGURE galeon cluster recover --force %s: the %d remaining nodes Synced %s after the order", w0, len(kept), time.Since(ordered).Round(time.Millisecond))
+	waitFor(t, time.Minute, "writes acknowledged after the forced recovery", func() bool { return ackCount(l) > before })
+	if _, err := store.ReadForce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the order cleared once carried out", func() bool {
+		f, err := store.ReadForce(ctx)
+		return err == nil && f == nil
+	})
+	acks := l.finish()
+	checkAcked(t, sb, kept, acks)
+}
+
+// TestTheMostAdvancedNodeIsBootstrapped makes one node the only one to
+// commit a last batch — the others leave cleanly first, it goes on alone
+// and is then killed (its grastate.dat says seqno -1, the others' a lower
+// seqno): the controller recovers its position with --wsrep-recover and
+// bootstraps it, not a node Galera marked safe, and the batch survives.
+func TestTheMostAdvancedNodeIsBootstrapped(t *testing.T) {
+	sb, store, m, _ := newManagedRig(t)
+	defer func() {
+		if t.Failed() {
+			st, _ := store.ReadRecoveryStatus(context.Background())
+			nodes, _ := store.Nodes(context.Background())
+			t.Logf("recovery events: %s; status: %+v", recoveryEvents(m.p), st)
+			for _, n := range nodes {
+				t.Logf("node %s up=%v stopped=%v position=%+v action=%+v", n.Name, n.Up, n.Stopped, n.Position, n.Action)
+			}
+		}
+	}()
+	w0, _, _ := agreement([]*member{m})
+	last := "node3"
+	if w0 == last {
+		last = "node2"
+	}
+	db, _ := sb.DB(last)
+	createLedger(t, db)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, n := range sb.Nodes {
+		if n.Name != last {
+			if err := sb.StopNode(ctx, n.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var ids []int64
+	for i := 0; i < 50; i++ {
+		res, err := db.Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, 'direct', NOW(6))")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.LastInsertId()
+		ids = append(ids, id)
+	}
+	if err := sb.Kill(last); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Minute, "the proxy routes writes again: "+recoveryEvents(m.p), func() bool {
+		_, _, ok := agreement([]*member{m})
+		return ok && strings.Contains(recoveryEvents(m.p), "complete")
+	})
+	if ev := recoveryEvents(m.p); !strings.Contains(ev, last+" is the most advanced") {
+		t.Errorf("the node that committed last (%s) was not the one bootstrapped: %s", last, ev)
+	}
+	t.Logf("recovery: %s", recoveryEvents(m.p))
+	checkAcked(t, sb, []string{"node1", "node2", "node3"}, ids)
+}
+
+// TestPausedClusterIsNotRecovered freezes every node (SIGSTOP) for longer
+// than Galera's inactive timeout under write load, then resumes them: the
+// processes never stopped, so the controller must start nothing — no
+// bootstrap, no promotion — and the cluster carries on by itself.
+func TestPausedClusterIsNotRecovered(t *testing.T) {
+	sb, store, m, _ := newManagedRig(t)
+	ms := []*member{m}
+	l, _, _ := ledgerOnWriter(t, sb, ms, 2, 1, 50)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, n := range sb.Nodes {
+		if err := sb.Pause(n.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The fault lasts 8 s (evs.inactive_timeout is 6 s here); meanwhile
+	// nothing may be asked of any agent.
+	frozen := time.Now()
+	for time.Since(frozen) < 8*time.Second {
+		if acts, err := store.Actions(ctx); err == nil && len(acts) > 0 {
+			t.Fatalf("the controller acted on a paused cluster: %+v", acts)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, n := range sb.Nodes {
+		if err := sb.Resume(n.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resumed := time.Now()
+	before := ackCount(l)
+	back := waitFor(t, 2*time.Minute, "writes acknowledged after SIGCONT", func() bool { return ackCount(l) > before })
+	waitAllSynced(t, sb, store, 2*time.Minute)
+	t.Logf("FIGURE all 3 nodes SIGSTOPped for 8 s, then SIGCONT: writes acknowledged again after %s, every node Synced after %s",
+		back.Sub(resumed).Round(time.Millisecond), time.Since(resumed).Round(time.Millisecond))
+	if acts, err := store.Actions(ctx); err != nil || len(acts) > 0 {
+		t.Errorf("actions after the pause: %+v (%v)", acts, err)
+	}
+	if ev := recoveryEvents(m.p); strings.Contains(ev, "bootstrapping") || strings.Contains(ev, "promoting") {
+		t.Errorf("the controller tried to recover a paused cluster: %s", ev)
+	}
+	acks := l.finish()
+	checkAcked(t, sb, []string{"node1", "node2", "node3"}, acks)
+}
+
+// TestNodeCommandsRecoverAFullOutage is the full-outage recovery again,
+// with agents that run their nodes through shell commands, as on a machine
+// where systemd runs MariaDB (galeon agent --manage systemd, or
+// --running-cmd/--start-cmd/...): here the commands are the sandbox's own
+// CLI, so every step — is it running, recover the position, bootstrap,
+// start — goes through a command and its output.
+func TestNodeCommandsRecoverAFullOutage(t *testing.T) {
+	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
+	store := discoverytest.Open(t)
+	cli := galeonBin + " sandbox %s --dir " + sb.Dir + " {node}"
+	for _, n := range sb.Nodes {
+		runAgentWith(t, sb, store, n, nodeexec.Commands{
+			RunningCmd: fmt.Sprintf(cli, "running"), StartCmd: fmt.Sprintf(cli, "start-node"),
+			BootstrapCmd: fmt.Sprintf(cli, "bootstrap-node"), RecoverCmd: fmt.Sprintf(cli, "position"),
+			PromoteCmd: fmt.Sprintf(cli, "promote"), RestartCmd: fmt.Sprintf(cli, "restart"), StopCmd: fmt.Sprintf(cli, "stop-node"),
+			Grastate: sb.GrastatePath(n)})
+	}
+	m := startProxy(t, sb, store, "proxy1", true)
+	ms := []*member{m}
+	waitFor(t, 30*time.Second, "the proxy has a writer", func() bool { _, _, ok := agreement(ms); return ok })
+	w0, _, _ := agreement(ms)
+	db, _ := sb.DB(w0)
+	createLedger(t, db)
+	l := startLedger(ms, 2, 0)
+	waitFor(t, 10*time.Second, "writes acknowledged", func() bool { return ackCount(l) > 100 })
+	// An operator's restart through the agent's restart command first.
+	reader := "node3"
+	if w0 == reader {
+		reader = "node2"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := lifecycle.ThroughAgents(store, discovery.ActionRestart, "test", 2*time.Minute)(ctx, reader); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for _, n := range sb.Nodes {
+		if err := sb.Kill(n.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := ackCount(l)
+	back := waitFor(t, 3*time.Minute, "a write acknowledged after the full outage: "+recoveryEvents(m.p), func() bool { return ackCount(l) > before })
+	t.Logf("FIGURE all 3 nodes killed, agents with node commands -> writes acknowledged again after %s", back.Sub(killed).Round(time.Millisecond))
+	waitAllSynced(t, sb, store, 3*time.Minute)
+	if ev := recoveryEvents(m.p); !strings.Contains(ev, "bootstrapping") || !strings.Contains(ev, "recovering the positions") {
+		t.Errorf("recovery did not go through positions and a bootstrap: %s", ev)
+	}
+	acks := l.finish()
+	checkAcked(t, sb, []string{"node1", "node2", "node3"}, acks)
+}
+
+// waitAllSynced waits until every node of the sandbox is reported Synced
+// by its agent, and returns what the agents report then.
+func waitAllSynced(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, timeout time.Duration) discovery.NodeSet {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	return discoverytest.WaitNodes(t, store.WatchNodes(ctx), timeout, "every node Synced again", func(ns discovery.NodeSet) bool {
+		for _, n := range sb.Nodes {
+			if !ns.Nodes[n.Name].Synced {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// ledgerOnWriter creates the ledger table on the proxies' writer and
+// starts the ledger load through them, returning once more than min
+// writes were acknowledged; with the writer and a handle on it.
+func ledgerOnWriter(t *testing.T, sb *sandbox.Sandbox, ms []*member, writers, readers, min int) (*ledger, string, *sql.DB) {
+	t.Helper()
+	w0, _, _ := agreement(ms)
+	db, err := sb.DB(w0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createLedger(t, db)
+	l := startLedger(ms, writers, readers)
+	waitFor(t, 10*time.Second, "writes acknowledged", func() bool { return ackCount(l) > min })
+	return l, w0, db
+}
