@@ -39,7 +39,7 @@ func TestFullOutageRecoversAlone(t *testing.T) {
 		}
 	}
 	before := ackCount(l)
-	back := waitFor(t, 3*time.Minute, "a write acknowledged after the full outage: "+recoveryEvents(m.p), func() bool { return ackCount(l) > before })
+	back := waitFor(t, 3*time.Minute, "a write acknowledged after the full outage", func() bool { return ackCount(l) > before })
 	t.Logf("FIGURE all 3 nodes killed -> writes acknowledged through the proxy again after %s (recovery grace 5 s)", back.Sub(killed).Round(time.Millisecond))
 	all := waitAllSynced(t, sb, store, 3*time.Minute)
 	t.Logf("FIGURE all 3 nodes killed -> all 3 Synced again after %s (cluster size %d)", time.Since(killed).Round(time.Millisecond), all.Nodes["node1"].ClusterSize)
@@ -129,6 +129,21 @@ func newManagedRig(t *testing.T) (*sandbox.Sandbox, *discovery.Store, *member, m
 		agents[n.Name] = runAgentWith(t, sb, store, n, sb)
 	}
 	m := startProxy(t, sb, store, "proxy1", true)
+	// On failure, what the control plane saw: the recovery events, the
+	// controller's status and each node as its agent reported it.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		st, _ := store.ReadRecoveryStatus(ctx)
+		nodes, _ := store.Nodes(ctx)
+		t.Logf("recovery events: %s; status: %+v", recoveryEvents(m.p), st)
+		for _, n := range nodes {
+			t.Logf("node %s up=%v stopped=%v position=%+v action=%+v", n.Name, n.Up, n.Stopped, n.Position, n.Action)
+		}
+	})
 	waitFor(t, 30*time.Second, "the proxy has a writer", func() bool { _, _, ok := agreement([]*member{m}); return ok })
 	return sb, store, m, agents
 }
@@ -251,17 +266,7 @@ func TestForcedRecovery(t *testing.T) {
 // seqno): the controller recovers its position with --wsrep-recover and
 // bootstraps it, not a node Galera marked safe, and the batch survives.
 func TestTheMostAdvancedNodeIsBootstrapped(t *testing.T) {
-	sb, store, m, _ := newManagedRig(t)
-	defer func() {
-		if t.Failed() {
-			st, _ := store.ReadRecoveryStatus(context.Background())
-			nodes, _ := store.Nodes(context.Background())
-			t.Logf("recovery events: %s; status: %+v", recoveryEvents(m.p), st)
-			for _, n := range nodes {
-				t.Logf("node %s up=%v stopped=%v position=%+v action=%+v", n.Name, n.Up, n.Stopped, n.Position, n.Action)
-			}
-		}
-	}()
+	sb, _, m, _ := newManagedRig(t)
 	w0, _, _ := agreement([]*member{m})
 	last := "node3"
 	if w0 == last {
@@ -388,7 +393,7 @@ func TestNodeCommandsRecoverAFullOutage(t *testing.T) {
 		}
 	}
 	before := ackCount(l)
-	back := waitFor(t, 3*time.Minute, "a write acknowledged after the full outage: "+recoveryEvents(m.p), func() bool { return ackCount(l) > before })
+	back := waitFor(t, 3*time.Minute, "a write acknowledged after the full outage", func() bool { return ackCount(l) > before })
 	t.Logf("FIGURE all 3 nodes killed, agents with node commands -> writes acknowledged again after %s", back.Sub(killed).Round(time.Millisecond))
 	waitAllSynced(t, sb, store, 3*time.Minute)
 	if ev := recoveryEvents(m.p); !strings.Contains(ev, "bootstrapping") || !strings.Contains(ev, "recovering the positions") {
