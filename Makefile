@@ -36,6 +36,7 @@ drivers: deps
 	@scripts/install-drivers.sh
 
 build:
+	@scripts/build-web.sh
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/galeon ./cmd/galeon
 
 ## test: install what is missing, lint, unit tests, fuzz smoke, integration tests against real Galera

@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup
   rsync socat lsof sysbench haproxy etcd-server keepalived iproute2 iptables procps
-  python3-pymysql ca-certificates
+  python3-pymysql ca-certificates npm
 )
 
 missing=()
@@ -51,4 +51,17 @@ GOBIN_DIR="$(go env GOPATH)/bin"
 if [ ! -x "$GOBIN_DIR/staticcheck" ]; then
   echo "install-deps: installing staticcheck v0.6.1"
   GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.6.1
+fi
+
+# promtool, which checks the shipped alert rules and the /metrics page in
+# the tests: taken from Debian's prometheus package, unpacked into .cache/
+# (git-ignored) rather than installed, so no Prometheus server is set up.
+PROMTOOL="$(dirname "$0")/../.cache/bin/promtool"
+if [ ! -x "$PROMTOOL" ]; then
+  echo "install-deps: unpacking promtool from Debian's prometheus package into .cache/bin"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && { apt-get download -qq prometheus 2>/dev/null || { apt-get update -qq && apt-get download -qq prometheus 2>/dev/null; }; } && dpkg-deb -x prometheus_*.deb x)
+  mkdir -p "$(dirname "$PROMTOOL")"
+  install -m 0755 "$tmp/x/usr/bin/promtool" "$PROMTOOL"
+  rm -rf "$tmp"
 fi

@@ -6,6 +6,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/admin"
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/metrics"
 	"github.com/galeon-db/galeon/internal/proxy"
 )
 
@@ -15,10 +16,14 @@ func startAdmin(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log *sl
 	if cfg.Admin.Listen == "" && cfg.Admin.HTTPListen == "" {
 		return nil
 	}
+	reg, err := metrics.NewRegistry(p.Collectors()...)
+	if err != nil {
+		return err
+	}
 	srv := admin.NewServer(admin.Config{
 		SQLListen: cfg.Admin.Listen, HTTPListen: cfg.Admin.HTTPListen,
 		User: cfg.Admin.User, Password: cfg.Admin.Password, Logger: log,
-	}, p.AdminTables(), p.Metrics)
+	}, p.AdminTables(), metrics.Handler(reg, log))
 	if err := srv.Listen(); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 
 	mp "github.com/galeon-db/galeon/internal/mysqlproto"
@@ -23,7 +24,13 @@ func isWrite(st Statement) bool {
 
 // audit logs one write statement of query q.
 func (sc *sqlConn) audit(q string, st Statement, res *result, err error) {
-	redact := mentionsSensitive(sc.srv.eng.cat, st)
+	auditWrite(sc.log, sc.srv.eng.cat, sc.sess.user, q, st, res, err)
+}
+
+// auditWrite logs one write statement of query q run by user, over SQL or
+// from the dashboard.
+func auditWrite(log *slog.Logger, cat *catalog, user, q string, st Statement, res *result, err error) {
+	redact := mentionsSensitive(cat, st)
 	if redact {
 		q = redactLiterals(q)
 	}
@@ -34,10 +41,10 @@ func (sc *sqlConn) audit(q string, st Statement, res *result, err error) {
 			// Conversion errors quote the rejected value.
 			msg = "error " + formatInt(int64(se.Code))
 		}
-		sc.log.Info("admin change refused", "user", sc.sess.user, "query", q, "err", msg)
+		log.Info("admin change refused", "user", user, "query", q, "err", msg)
 		return
 	}
-	sc.log.Info("admin change", "user", sc.sess.user, "query", q, "rows", res.affected)
+	log.Info("admin change", "user", user, "query", q, "rows", res.affected)
 }
 
 // mentionsSensitive reports whether a write statement names a Sensitive

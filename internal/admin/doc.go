@@ -31,8 +31,9 @@
 //
 // # HTTP
 //
-// GET /metrics serves the proxy's [Metric] samples in Prometheus text
-// format without authentication, for scrapers; GET /api/health answers
+// GET /metrics is handed to the metrics handler the server was given (the
+// process's Prometheus registry, see package metrics), without
+// authentication, for scrapers; GET /api/health answers
 // load balancers. GET /api/tables and /api/tables/{name} show the same
 // tables as JSON behind basic auth with the admin account. The HTTP side
 // is read-only on purpose: changes go through SQL, where they are
@@ -40,7 +41,7 @@
 //
 // # Use
 //
-//	srv := admin.NewServer(admin.Config{User: "admin", Password: pw}, tables, metrics)
+//	srv := admin.NewServer(admin.Config{User: "admin", Password: pw}, tables, metricsHandler)
 //	if err := srv.Listen(); err != nil { ... } // optional: fail fast on a busy port
 //	go srv.Serve(ctx)                          // returns after ctx is done and all goroutines ended
 //

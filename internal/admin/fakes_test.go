@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -199,7 +200,7 @@ const (
 // startServer runs a Server on loopback ports until the test ends and
 // checks that Serve returns promptly and cleanly.
 // Options run before Serve.
-func startServer(t *testing.T, cfg Config, tables []Table, metrics func() []Metric, opts ...func(*Server)) *Server {
+func startServer(t *testing.T, cfg Config, tables []Table, metrics http.Handler, opts ...func(*Server)) *Server {
 	t.Helper()
 	cfg.SQLListen, cfg.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
 	if cfg.User == "" {

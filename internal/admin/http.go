@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
+	"math"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -15,10 +16,12 @@ import (
 //	GET /metrics              Prometheus text format, no auth (scrapers)
 //	GET /api/health           {"status":"ok"}, no auth (load balancers)
 //	GET /api/tables           the tables, their columns and what they accept
-//	GET /api/tables/{name}    the rows as an array of objects
+//	GET /api/tables/{name}    the rows as an array of objects (?tail=N: the last N)
+//	POST /api/actions         drain, undrain, switchover (see actions.go)
+//	GET /ui/                  the web dashboard (package dashboard)
 //
-// /api/* except health needs basic auth with the admin account. Errors
-// are JSON ({"error": "..."}) so scripts need one decoder.
+// /api/* except health, and /ui/, need basic auth with the admin account.
+// Errors are JSON ({"error": "..."}) so scripts need one decoder.
 
 func (s *Server) httpHandler() http.Handler {
 	return http.HandlerFunc(s.route)
@@ -37,12 +40,32 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case path == "/metrics":
-		if allowGet(w, r) {
-			s.serveMetrics(w)
+		if !allowGet(w, r) {
+			return
 		}
+		if s.metrics == nil {
+			writeJSONError(w, http.StatusNotFound, "this server exposes no metrics")
+			return
+		}
+		s.metrics.ServeHTTP(w, r)
 	case path == "/api/health":
 		if allowGet(w, r) {
 			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		}
+	case path == "/":
+		http.Redirect(w, r, "/ui/", http.StatusFound)
+	case path == "/ui" || strings.HasPrefix(path, "/ui/"):
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="galeon admin", charset="UTF-8"`)
+			writeJSONError(w, http.StatusUnauthorized, "authentication required: use the admin user and password")
+			return
+		}
+		if path == "/ui" {
+			http.Redirect(w, r, "/ui/", http.StatusFound)
+			return
+		}
+		if allowGet(w, r) {
+			s.ui.ServeHTTP(w, r)
 		}
 	case path == "/api" || strings.HasPrefix(path, "/api/"):
 		// Authenticate before routing, so that 404s do not tell an
@@ -54,13 +77,15 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		}
 		s.routeAPI(w, r, path)
 	default:
-		writeJSONError(w, http.StatusNotFound, "not found: try /metrics, /api/health, /api/tables or /api/tables/{name}")
+		writeJSONError(w, http.StatusNotFound, "not found: try /ui/, /metrics, /api/health, /api/tables or /api/tables/{name}")
 	}
 }
 
 func (s *Server) routeAPI(w http.ResponseWriter, r *http.Request, path string) {
 	rest := strings.TrimPrefix(strings.TrimPrefix(path, "/api"), "/")
 	switch {
+	case rest == "actions":
+		s.serveAction(w, r)
 	case rest == "tables" || rest == "tables/":
 		if allowGet(w, r) {
 			s.serveTableList(w)
@@ -73,16 +98,16 @@ func (s *Server) routeAPI(w http.ResponseWriter, r *http.Request, path string) {
 			return
 		}
 		if allowGet(w, r) {
-			s.serveRows(w, t)
+			s.serveRows(w, r, t)
 		}
 	default:
-		writeJSONError(w, http.StatusNotFound, "not found: try /api/tables or /api/tables/{name}")
+		writeJSONError(w, http.StatusNotFound, "not found: try /api/tables, /api/tables/{name} or POST /api/actions")
 	}
 }
 
 // allowGet answers 405 for anything but GET and HEAD: the HTTP endpoint
 // is read-only, changes go through SQL where they are type-checked and
-// audited.
+// audited (the dashboard's actions too: /api/actions runs SQL).
 func allowGet(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return true
@@ -101,17 +126,6 @@ func (s *Server) authorized(r *http.Request) bool {
 	u := subtle.ConstantTimeCompare([]byte(user), []byte(s.cfg.User))
 	p := subtle.ConstantTimeCompare([]byte(pass), []byte(s.cfg.Password))
 	return u&p == 1
-}
-
-func (s *Server) serveMetrics(w http.ResponseWriter) {
-	var samples []Metric
-	if s.metrics != nil {
-		samples = s.metrics()
-	}
-	body := appendExposition(nil, samples)
-	w.Header().Set("Content-Type", metricsContentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	_, _ = w.Write(body)
 }
 
 // tableInfo is one entry of /api/tables.
@@ -139,8 +153,18 @@ func (s *Server) serveTableList(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) serveRows(w http.ResponseWriter, t *Table) {
+// serveRows writes t's rows; ?tail=N keeps only the last N (the newest of
+// the events table, which the dashboard polls).
+func (s *Server) serveRows(w http.ResponseWriter, r *http.Request, t *Table) {
 	rows := t.readRows()
+	if v := r.URL.Query().Get("tail"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeJSONError(w, http.StatusBadRequest, "tail="+v+": want a number of rows, 0 or more")
+			return
+		}
+		rows = rows[max(0, len(rows)-n):]
+	}
 	b := []byte{'['}
 	for i, row := range rows {
 		if i > 0 {
@@ -179,8 +203,13 @@ func appendJSONValue(b []byte, v any) []byte {
 	case int64:
 		return strconv.AppendInt(b, x, 10)
 	case float64:
-		if s := formatSample(x); s == "NaN" || s == "+Inf" || s == "-Inf" {
-			return strconv.AppendQuote(b, s)
+		switch {
+		case math.IsNaN(x):
+			return append(b, `"NaN"`...)
+		case math.IsInf(x, 1):
+			return append(b, `"+Inf"`...)
+		case math.IsInf(x, -1):
+			return append(b, `"-Inf"`...)
 		}
 		return strconv.AppendFloat(b, x, 'g', -1, 64)
 	}

@@ -12,43 +12,14 @@ import (
 	"testing"
 )
 
-func testMetrics() []Metric {
-	return []Metric{
-		{Name: "galeon_queries_total", Help: "Queries routed.", Type: "counter", Labels: map[string]string{"hostgroup": "10", "backend": "db1:3306"}, Value: 42},
-		{Name: "galeon_backend_up", Help: "Whether the backend is up.\nSecond line with \\ backslash.", Type: "gauge", Labels: map[string]string{"backend": "db1:3306"}, Value: 1},
-		{Name: "galeon_queries_total", Help: "ignored duplicate help", Type: "gauge", Labels: map[string]string{"hostgroup": "20", "backend": "db\"3\"\n\\x"}, Value: 1.5e+06},
-		{Name: "galeon_backend_up", Labels: map[string]string{"backend": "db2:3306"}, Value: 0},
-		{Name: "galeon_lag_seconds", Type: "gauge", Value: math.NaN()},
-		{Name: "galeon_lag_seconds", Type: "gauge", Labels: map[string]string{"bad-label": "x"}, Value: math.Inf(1)},
-		{Name: "9bad name", Type: "weird", Value: -0.5},
-		{Name: "", Value: 1},
-	}
-}
+// testMetrics stands for the process's Prometheus handler: the admin
+// server only routes /metrics to it, without authentication.
+var testMetrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, _ = io.WriteString(w, wantExposition)
+})
 
-const wantExposition = `# HELP galeon_queries_total Queries routed.
-# TYPE galeon_queries_total counter
-galeon_queries_total{backend="db1:3306",hostgroup="10"} 42
-galeon_queries_total{backend="db\"3\"\n\\x",hostgroup="20"} 1.5e+06
-# HELP galeon_backend_up Whether the backend is up.\nSecond line with \\ backslash.
-# TYPE galeon_backend_up gauge
-galeon_backend_up{backend="db1:3306"} 1
-galeon_backend_up{backend="db2:3306"} 0
-# TYPE galeon_lag_seconds gauge
-galeon_lag_seconds NaN
-galeon_lag_seconds{bad_label="x"} +Inf
-# TYPE _bad_name untyped
-_bad_name -0.5
-`
-
-func TestExposition(t *testing.T) {
-	got := string(appendExposition(nil, testMetrics()))
-	if got != wantExposition {
-		t.Errorf("exposition:\n%s\nwant:\n%s", got, wantExposition)
-	}
-	if got := string(appendExposition(nil, nil)); got != "" {
-		t.Errorf("no metrics: %q", got)
-	}
-}
+const wantExposition = "# TYPE galeon_up gauge\ngaleon_up 1\n"
 
 func httpGet(t *testing.T, client *http.Client, url, user, pw string) (*http.Response, string) {
 	t.Helper()
@@ -128,6 +99,14 @@ func TestHTTPEndpoints(t *testing.T) {
 		t.Errorf("rows: %v", rows)
 	}
 
+	// ?tail=N: the last N rows.
+	if resp, body := httpGet(t, client, base+"/api/tables/servers?tail=1", testUser, testPassword); resp.StatusCode != 200 || strings.Count(body, "hostgroup") != 1 || !strings.Contains(body, "quoted") {
+		t.Errorf("?tail=1: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := httpGet(t, client, base+"/api/tables/servers?tail=x", testUser, testPassword); resp.StatusCode != 400 || !strings.Contains(body, "tail=x") {
+		t.Errorf("?tail=x: %d %s", resp.StatusCode, body)
+	}
+
 	resp, body = httpGet(t, client, base+"/api/tables/stats", testUser, testPassword)
 	if resp.StatusCode != 200 || !strings.Contains(body, `{"name":"short row","value":null,"ratio":null}`) {
 		t.Errorf("stats: %s", body)
@@ -141,7 +120,7 @@ func TestHTTPEndpoints(t *testing.T) {
 		{"/api/tables/nope", 404, "tables: servers, stats"},
 		{"/api/tables/servers/x", 404, "not found"},
 		{"/api/nope", 404, "not found"},
-		{"/", 404, "not found"},
+		{"/nope", 404, "not found"},
 		{"/metricsx", 404, "not found"},
 	} {
 		resp, body := httpGet(t, client, base+tc.path, testUser, testPassword)
@@ -167,17 +146,17 @@ func TestHTTPEndpoints(t *testing.T) {
 }
 
 func TestHTTPHandlerRecoversPanics(t *testing.T) {
-	s := NewServer(Config{Logger: testLogger(t)}, nil, func() []Metric { panic("metrics exploded") })
+	s := NewServer(Config{Logger: testLogger(t)}, nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("metrics exploded") }))
 	rec := httptest.NewRecorder()
 	s.httpHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if rec.Code != 500 || !strings.Contains(rec.Body.String(), "internal error") {
 		t.Errorf("got %d %s", rec.Code, rec.Body)
 	}
-	// A server without metrics serves an empty page.
+	// A server without metrics says so.
 	s = NewServer(Config{Logger: testLogger(t)}, nil, nil)
 	rec = httptest.NewRecorder()
 	s.httpHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	if rec.Code != 200 || rec.Body.Len() != 0 {
+	if rec.Code != 404 || !strings.Contains(rec.Body.String(), "no metrics") {
 		t.Errorf("nil metrics: %d %q", rec.Code, rec.Body)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/dashboard"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 )
 
@@ -21,7 +22,8 @@ import (
 type Server struct {
 	cfg     Config
 	eng     *engine
-	metrics func() []Metric
+	metrics http.Handler
+	ui      http.Handler
 	log     *slog.Logger
 
 	cred  mysqlproto.Credential // the admin account
@@ -46,7 +48,7 @@ type Server struct {
 // It panics if the tables are inconsistent (duplicate or invalid names, a
 // column without a kind, no Rows function): that is a bug in the caller,
 // found at startup rather than by an operator.
-func NewServer(cfg Config, tables []Table, metrics func() []Metric) *Server {
+func NewServer(cfg Config, tables []Table, metrics http.Handler) *Server {
 	cfg = cfg.withDefaults()
 	cat, err := newCatalog(tables)
 	if err != nil {
@@ -64,6 +66,7 @@ func NewServer(cfg Config, tables []Table, metrics func() []Metric) *Server {
 			started:   time.Now(),
 		},
 		metrics: metrics,
+		ui:      http.StripPrefix("/ui", dashboard.Handler()),
 		log:     cfg.Logger.With("component", "admin"),
 		cred:    mysqlproto.NewCredential(cfg.Password),
 		decoy:   mysqlproto.NewCredential(hex.EncodeToString(junk[:])),

@@ -18,6 +18,8 @@ var statusNames = []string{
 	"wsrep_local_state", "wsrep_local_state_comment", "wsrep_cluster_status", "wsrep_ready",
 	"wsrep_connected", "wsrep_cluster_size", "wsrep_cluster_state_uuid", "wsrep_cluster_conf_id",
 	"wsrep_local_index", "wsrep_local_recv_queue", "wsrep_flow_control_paused", "wsrep_last_committed",
+	// For metrics only (deploy/ dashboards and alerts).
+	"wsrep_flow_control_paused_ns", "wsrep_local_cert_failures", "wsrep_local_bf_aborts",
 }
 
 var variableNames = []string{

@@ -147,7 +147,9 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		snap := p.view.Load()
 		srv, _ := snap.Server(old)
 		pool := p.pool(old)
+		kind := "failover"
 		if srv.Online || srv.Draining {
+			kind = "planned"
 			// Planned: let in-flight writes finish (new ones pause).
 			deadline := time.Now().Add(p.cfg.Galera.DrainGrace.D())
 			for pool.WriterInUse() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
@@ -156,7 +158,9 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		}
 		fenced := pool.FenceWriters()
 		pool.CloseIdle(true)
-		pause := time.Since(start).Round(time.Millisecond)
+		took := time.Since(start)
+		p.hist.writerChange.WithLabelValues(kind).Observe(took.Seconds())
+		pause := took.Round(time.Millisecond)
 		p.galera.mu.Lock()
 		p.galera.fenceNote = fmt.Sprintf("writes paused %s; %d writer connections on %s closed", pause, fenced, old)
 		p.galera.mu.Unlock()

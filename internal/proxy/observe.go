@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/admin"
@@ -23,6 +22,7 @@ var checkColumns = []struct{ col, v string }{
 	{"desync", "wsrep_desync"}, {"reject_queries", "wsrep_reject_queries"},
 	{"donor_rejects_queries", "wsrep_sst_donor_rejects_queries"}, {"sst_method", "wsrep_sst_method"},
 	{"read_only", "read_only"}, {"pxc_maint_mode", "pxc_maint_mode"}, {"cluster_uuid", "wsrep_cluster_state_uuid"},
+	{"cert_failures", "wsrep_local_cert_failures"}, {"fc_paused_ns", "wsrep_flow_control_paused_ns"},
 }
 
 func (p *Proxy) checksTable() admin.Table {
@@ -101,44 +101,4 @@ func (p *Proxy) countersTable() admin.Table {
 			}
 		},
 	}
-}
-
-// observeMetrics is the Prometheus view of the counters, the event log
-// and the monitor's checks.
-func (p *Proxy) observeMetrics() []admin.Metric {
-	c := &p.counts
-	counter := func(name, help string, v int64, labels map[string]string) admin.Metric {
-		return admin.Metric{Name: name, Help: help, Type: "counter", Labels: labels, Value: float64(v)}
-	}
-	ms := []admin.Metric{
-		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c.readRetries.Load(), map[string]string{"cause": "read_node_failed"}),
-		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c.notReadyRetries.Load(), map[string]string{"cause": "wsrep_not_ready"}),
-		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.abortedWriterChanged.Load(), map[string]string{"cause": "writer_changed"}),
-		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.backendLost.Load(), map[string]string{"cause": "backend_lost"}),
-		counter("galeon_writer_changes_total", "Completed writer switches.", c.writerChanges.Load(), nil),
-		counter("galeon_degraded_writer_decisions_total", "Writer changes this proxy made alone while the control plane was unreachable.", c.degradedDecisions.Load(), nil),
-	}
-	ms = append(ms, counter("galeon_events_total", "Routing events recorded (see the admin table events).", p.events.total(), nil))
-	gauge := func(name, help string, node string, v float64) admin.Metric {
-		return admin.Metric{Name: name, Help: help, Type: "gauge", Labels: map[string]string{"server": node}, Value: v}
-	}
-	for _, ch := range p.GaleraChecks() {
-		ms = append(ms,
-			gauge("galeon_monitor_check_seconds", "Round trip of the latest Galera check.", ch.Node, ch.Latency.Seconds()),
-			gauge("galeon_monitor_missed_checks", "Consecutive failed Galera checks.", ch.Node, float64(ch.Health.Missed)),
-			gauge("galeon_monitor_last_check_timestamp_seconds", "When the latest Galera check ran (Unix time).", ch.Node, float64(ch.At.UnixNano())/1e9),
-		)
-		for _, v := range []struct{ name, variable, help string }{
-			{"galeon_wsrep_local_recv_queue", "wsrep_local_recv_queue", "Write-sets waiting to be applied on the node."},
-			{"galeon_wsrep_flow_control_paused", "wsrep_flow_control_paused", "Fraction of time replication was paused by flow control."},
-			{"galeon_wsrep_cluster_size", "wsrep_cluster_size", "Members of the node's cluster component."},
-			{"galeon_wsrep_last_committed", "wsrep_last_committed", "Seqno of the node's last committed write-set."},
-			{"galeon_wsrep_local_state", "wsrep_local_state", "1 Joining, 2 Donor/Desynced, 3 Joined, 4 Synced."},
-		} {
-			if f, err := strconv.ParseFloat(ch.Vars[v.variable], 64); err == nil && ch.Err == "" {
-				ms = append(ms, gauge(v.name, v.help, ch.Node, f))
-			}
-		}
-	}
-	return ms
 }

@@ -304,10 +304,12 @@ func (s *session) comQuery(pkt []byte) error {
 			}
 		}
 		s.after(c, r, res)
+		took := time.Since(start)
+		s.p.hist.observeStatement(hg, took)
 		if hg == "held" {
 			hg = c.Server()
 		}
-		s.p.digests.record(q, hg, s.user.name, time.Since(start), res.rows)
+		s.p.digests.record(q, hg, s.user.name, took, res.rows)
 		return nil
 	}
 }

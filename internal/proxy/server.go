@@ -57,6 +57,7 @@ type Proxy struct {
 	users   atomic.Pointer[map[string]*user]
 	rules   atomic.Pointer[[]rule]
 	digests *digestStats
+	hist    *histograms
 	events  eventLog
 	counts  counters
 
@@ -98,7 +99,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	p := &Proxy{
-		cfg: cfg, log: log, digests: newDigestStats(), discovered: map[string]DiscoveredNode{},
+		cfg: cfg, log: log, digests: newDigestStats(), hist: newHistograms(), discovered: map[string]DiscoveredNode{},
 		ready: make(chan struct{}), sessions: map[*session]struct{}{}, checkNow: map[string]chan struct{}{},
 		newScramble: mysqlproto.NewScramble, greeted: make(chan struct{}),
 	}

@@ -255,10 +255,12 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 			then(c, res)
 		}
 		s.after(c, cs.class, res)
+		took := time.Since(start)
+		s.p.hist.observeStatement(hg, took)
 		if hg == "held" {
 			hg = c.Server()
 		}
-		s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
+		s.p.digests.record(cs.sql, hg, s.user.name, took, res.rows)
 		return nil
 	}
 }

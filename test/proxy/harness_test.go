@@ -16,6 +16,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/admin"
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/metrics"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
@@ -26,6 +27,7 @@ type proxyUnderTest struct {
 	cfg       *config.Config
 	addr      string
 	adminAddr string
+	httpAddr  string
 	sb        *sandbox.Sandbox
 }
 
@@ -68,8 +70,12 @@ func startProxy(t *testing.T, sb *sandbox.Sandbox, mutate func(*config.Config)) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg, err := metrics.NewRegistry(p.Collectors()...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	adm := admin.NewServer(admin.Config{SQLListen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", User: "admin", Password: adminPassword,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, p.AdminTables(), p.Metrics)
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, p.AdminTables(), metrics.Handler(reg, nil))
 	if err := adm.Listen(); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +93,7 @@ func startProxy(t *testing.T, sb *sandbox.Sandbox, mutate func(*config.Config)) 
 			}
 		}
 	})
-	return &proxyUnderTest{p: p, cfg: cfg, addr: ln.Addr().String(), adminAddr: adm.SQLAddr().String(), sb: sb}
+	return &proxyUnderTest{p: p, cfg: cfg, addr: ln.Addr().String(), adminAddr: adm.SQLAddr().String(), httpAddr: adm.HTTPAddr().String(), sb: sb}
 }
 
 // dsn is a go-sql-driver DSN through the proxy as the app user.

@@ -434,6 +434,20 @@ c.close()
 	t.Run("driver compatibility", func(t *testing.T) { testDriverCompat(t, pt) })
 
 	t.Run("errors", func(t *testing.T) { testErrors(t, pt, db) })
+
+	// A Galera-aware proxy on the same cluster: its monitor's series and
+	// the writer role (switchover) are what the metrics, the dashboard and
+	// the alert rules are about.
+	gp := startProxy(t, sb, func(cfg *config.Config) {
+		c := sb.Credentials
+		cfg.Galera.MonitorUser, cfg.Galera.MonitorPassword = c.MonitorUser, c.MonitorPassword
+		for i := range cfg.Servers {
+			cfg.Servers[i].WriterWeight, cfg.Servers[i].ReaderWeight = 100-40*i, 100
+		}
+	})
+	t.Run("metrics, dashboard and alert rules", func(t *testing.T) { testMetrics(t, gp) })
+
+	t.Run("web dashboard and its actions", func(t *testing.T) { testDashboard(t, gp) })
 }
 
 // pinConn returns one client connection (one proxy session).

@@ -1,0 +1,246 @@
+// galeon dashboard: polls the admin HTTP API every 2 s and draws the
+// cluster. Everything shown comes from /api/tables/*; the buttons post to
+// /api/actions, which runs the same SQL an operator would type.
+"use strict";
+
+const POLL_MS = 2000;
+const WINDOW = 150; // points kept per chart: 5 minutes at 2 s
+const COLORS = ["#0969da", "#cf222e", "#1a7f37", "#8250df", "#b58100", "#bf3989", "#1b7c83", "#57606a"];
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+async function table(name) {
+  const r = await fetch("../api/tables/" + name + (name === "events" ? "?tail=60" : ""), { credentials: "same-origin", cache: "no-store" });
+  if (r.status === 404) return [];
+  if (!r.ok) throw new Error(name + ": HTTP " + r.status);
+  return r.json();
+}
+
+function byName(rows, key) {
+  const m = {};
+  for (const r of rows) m[r[key]] = r;
+  return m;
+}
+
+const num = (v) => { const f = parseFloat(v); return isNaN(f) ? null : f; };
+
+// --- charts -----------------------------------------------------------------
+
+const charts = {};
+const series = { t: [], by: {} }; // by[chart][node] = values aligned with t
+
+function chart(id, fmt) {
+  if (charts[id] || typeof uPlot === "undefined") return charts[id];
+  const div = document.getElementById(id);
+  const nodes = Object.keys(series.by[id] || {}).sort();
+  const opts = {
+    width: Math.max(280, div.clientWidth || 400), height: 180,
+    scales: { x: { time: true } },
+    axes: [{}, { values: (u, vals) => vals.map(fmt), size: 60 }],
+    series: [{}].concat(nodes.map((n, i) => ({ label: n, stroke: COLORS[i % COLORS.length], width: 1.5, value: (u, v) => v == null ? "–" : fmt(v) }))),
+  };
+  const c = new uPlot(opts, [[]].concat(nodes.map(() => [])), div);
+  c._nodes = nodes.join(",");
+  charts[id] = c;
+  return c;
+}
+
+function push(id, node, value) {
+  const by = (series.by[id] = series.by[id] || {});
+  if (!by[node]) by[node] = new Array(series.t.length - 1).fill(null);
+  by[node].push(value);
+}
+
+function redraw(id, fmt) {
+  if (typeof uPlot === "undefined") return;
+  const by = series.by[id] || {};
+  const nodes = Object.keys(by).sort();
+  for (const n of nodes) while (by[n].length < series.t.length) by[n].push(null);
+  let c = charts[id];
+  if (c && c._nodes !== nodes.join(",")) { c.destroy(); delete charts[id]; document.getElementById(id).textContent = ""; c = null; }
+  c = c || chart(id, fmt);
+  c.setData([series.t].concat(nodes.map((n) => by[n])));
+}
+
+window.addEventListener("resize", () => {
+  for (const [id, c] of Object.entries(charts)) c.setSize({ width: Math.max(280, document.getElementById(id).clientWidth), height: 180 });
+});
+
+// --- state from the previous poll, for rates ---------------------------------
+
+let prev = null; // {at, queries: {node: n}, cert: {node: n}, fcns: {node: n}}
+
+function rate(now, before, dt) {
+  if (now == null || before == null || dt <= 0 || now < before) return null;
+  return (now - before) / dt;
+}
+
+// --- drawing ------------------------------------------------------------------
+
+function stateClass(server, check) {
+  if (server && server.status === "ONLINE" && (!check || check.local_state === "Synced")) return "ok";
+  if (server && server.admin_state === "drain") return "warn";
+  if (check && (check.local_state === "Donor/Desynced" || check.local_state === "Joining" || check.local_state === "Joined")) return "warn";
+  return "bad";
+}
+
+function drawNodes(servers, checks, pool, writer) {
+  const box = document.getElementById("nodes");
+  box.textContent = "";
+  const cs = byName(checks, "name");
+  const ps = byName(pool, "srv_name");
+  for (const s of servers) {
+    const c = cs[s.name] || {};
+    const isWriter = writer && writer.node === s.name;
+    const dl = el("dl", {},
+      el("dt", {}, "state"), el("dd", {}, (c.local_state || "?") + (c.cluster_status ? " · " + c.cluster_status : "")),
+      el("dt", {}, "routing"), el("dd", {}, s.status + (s.reason ? " (" + s.reason + ")" : "")),
+      el("dt", {}, "address"), el("dd", {}, s.address),
+      el("dt", {}, "weights"), el("dd", {}, "writer " + s.writer_weight + " · reader " + s.reader_weight),
+      c.segment != null ? el("dt", {}, "segment") : null, c.segment != null ? el("dd", {}, String(c.segment)) : null,
+      el("dt", {}, "cluster"), el("dd", {}, (c.cluster_size || "?") + " nodes · seqno " + (c.last_committed || "?")),
+      ps[s.name] ? el("dt", {}, "connections") : null,
+      ps[s.name] ? el("dd", {}, ps[s.name].ConnUsed + " used · " + ps[s.name].ConnFree + " idle") : null);
+    const actions = el("div", { class: "actions" });
+    if (s.admin_state === "drain") actions.append(el("button", { onclick: () => act("undrain", s.name) }, "Undrain"));
+    else actions.append(el("button", { onclick: () => act("drain", s.name) }, "Drain"));
+    if (!isWriter && s.status === "ONLINE" && s.writer_weight > 0) actions.append(el("button", { onclick: () => act("switchover", s.name) }, "Make writer"));
+    box.append(el("div", { class: "card " + stateClass(s, checks.length ? c : null) },
+      el("span", { class: "role" + (isWriter ? " writer" : "") }, isWriter ? "writer" : (s.role || "")),
+      el("div", { class: "name" }, s.name), dl, actions));
+  }
+}
+
+function drawTransfers(transfers) {
+  const box = document.getElementById("transfers");
+  box.textContent = "";
+  for (const x of transfers) {
+    const pct = num(x.percent);
+    box.append(el("div", { class: "transfer" },
+      el("span", { class: "arrow" }, (x.donor || "?") + " → " + x.node), " " + x.kind + " ",
+      pct != null ? el("progress", { max: "100", value: String(pct) }) : null,
+      " " + (pct != null ? pct.toFixed(0) + "% · " : "") + (x.done || "") + (x.total ? " of " + x.total : "") +
+      (x.eta_s ? " · ETA " + x.eta_s + " s" : "")));
+  }
+}
+
+function drawProxies(proxies) {
+  const sec = document.getElementById("proxies-section");
+  sec.hidden = proxies.length === 0;
+  const body = document.getElementById("proxies");
+  body.textContent = "";
+  for (const p of proxies) {
+    body.append(el("tr", {},
+      el("td", {}, p.name), el("td", {}, p.controller ? "controller" : "follower"),
+      el("td", {}, p.writer || "(none)"), el("td", {}, String(p.epoch)),
+      el("td", {}, p.agrees ? "yes" : "no"), el("td", {}, p.degraded ? "degraded (etcd unreachable)" : "normal")));
+  }
+}
+
+function drawEvents(events) {
+  const body = document.getElementById("events");
+  body.textContent = "";
+  for (const e of events.slice(-60).reverse()) {
+    body.append(el("tr", { class: e.kind }, el("td", {}, e.time), el("td", {}, e.kind), el("td", {}, e.node || ""), el("td", {}, e.detail || "")));
+  }
+}
+
+function notice(text) {
+  const n = document.getElementById("notice");
+  n.hidden = !text;
+  n.textContent = text || "";
+}
+
+// --- actions --------------------------------------------------------------------
+
+const WHAT = {
+  drain: (n) => "Drain " + n + "? New transactions go to other nodes; in-flight ones finish.",
+  undrain: (n) => "Return " + n + " to service?",
+  switchover: (n) => "Move the writer role to " + n + "? In-flight writes finish on the current writer; new ones pause for a moment.",
+};
+
+function confirmDialog(text) {
+  const d = document.getElementById("confirm");
+  document.getElementById("confirm-text").textContent = text;
+  if (typeof d.showModal !== "function") return Promise.resolve(window.confirm(text));
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+    d.showModal();
+  });
+}
+
+async function act(action, node) {
+  if (!(await confirmDialog(WHAT[action](node)))) return;
+  try {
+    const r = await fetch("../api/actions", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Galeon-Action": "1" },
+      body: JSON.stringify({ action, node }),
+    });
+    const body = await r.json();
+    notice(r.ok ? "done: " + body.statement : action + " " + node + " refused: " + body.error);
+  } catch (e) {
+    notice(action + " " + node + " failed: " + e.message);
+  }
+  poll();
+}
+
+// --- the poll loop --------------------------------------------------------------
+
+async function poll() {
+  try {
+    const [servers, writerRows, checks, pool, events, proxies, transfers] = await Promise.all(
+      ["servers", "writer", "galera_checks", "stats_connection_pool", "events", "proxies", "state_transfers"].map(table));
+    const writer = writerRows[0];
+    document.getElementById("writer").textContent = writer && writer.node
+      ? "writer: " + writer.node + " · epoch " + writer.epoch + (writer.pending ? " · moving to " + writer.pending : "")
+      : "writer: none — writes fail";
+    drawNodes(servers, checks, pool, writer);
+    drawTransfers(transfers);
+    drawProxies(proxies);
+    drawEvents(events);
+
+    const at = Date.now() / 1000;
+    const cur = { at, queries: {}, cert: {}, fcns: {} };
+    for (const p of pool) cur.queries[p.srv_name] = num(p.Queries);
+    for (const c of checks) { cur.cert[c.name] = num(c.cert_failures); cur.fcns[c.name] = num(c.fc_paused_ns); }
+    series.t.push(at);
+    const dt = prev ? at - prev.at : 0;
+    for (const p of pool) {
+      push("chart-qps", p.srv_name, prev ? rate(cur.queries[p.srv_name], prev.queries[p.srv_name], dt) : null);
+      push("chart-latency", p.srv_name, num(p.Latency_us) == null ? null : num(p.Latency_us) / 1000);
+    }
+    for (const c of checks) {
+      push("chart-recv", c.name, num(c.recv_queue));
+      push("chart-cert", c.name, prev ? rate(cur.cert[c.name], prev.cert[c.name], dt) : null);
+      const fc = prev ? rate(cur.fcns[c.name], prev.fcns[c.name], dt) : null;
+      push("chart-fc", c.name, fc == null ? null : fc / 1e9);
+    }
+    prev = cur;
+    if (series.t.length > WINDOW) {
+      series.t.shift();
+      for (const by of Object.values(series.by)) for (const n of Object.keys(by)) by[n].shift();
+    }
+    redraw("chart-qps", (v) => v.toFixed(0));
+    redraw("chart-latency", (v) => v.toFixed(2));
+    redraw("chart-recv", (v) => v.toFixed(0));
+    redraw("chart-fc", (v) => (v * 100).toFixed(1) + "%");
+    redraw("chart-cert", (v) => v.toFixed(2));
+    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+  } catch (e) {
+    document.getElementById("updated").textContent = "cannot reach galeon: " + e.message;
+  }
+}
+
+document.getElementById("charts-missing").hidden = typeof uPlot !== "undefined";
+poll();
+setInterval(poll, POLL_MS);
