@@ -18,8 +18,13 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// api is an API URL on this origin. It is built from location.origin, not
+// relative to the page: a page opened as http://user:pw@host/ui/ would
+// otherwise resolve to URLs with credentials, which fetch() refuses.
+const api = (path) => location.origin + "/api/" + path;
+
 async function table(name) {
-  const r = await fetch("../api/tables/" + name + (name === "events" ? "?tail=60" : ""), { credentials: "same-origin", cache: "no-store" });
+  const r = await fetch(api("tables/" + name + (name === "events" ? "?tail=60" : "")), { credentials: "same-origin", cache: "no-store" });
   if (r.status === 404) return [];
   if (!r.ok) throw new Error(name + ": HTTP " + r.status);
   return r.json();
@@ -181,7 +186,7 @@ function confirmDialog(text) {
 async function act(action, node) {
   if (!(await confirmDialog(WHAT[action](node)))) return;
   try {
-    const r = await fetch("../api/actions", {
+    const r = await fetch(api("actions"), {
       method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-Galeon-Action": "1" },
       body: JSON.stringify({ action, node }),
