@@ -6,13 +6,17 @@ set -euo pipefail
 PACKAGES=(
   mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup
   rsync socat lsof sysbench haproxy etcd-server keepalived iproute2 iptables procps
-  python3-pymysql ca-certificates npm
+  python3-pymysql ca-certificates
 )
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm fetches the web dashboard's chart library at build time. Any npm
+# will do: a machine may have Node.js from elsewhere, whose npm Debian's
+# package would conflict with.
+command -v npm >/dev/null || missing+=(npm)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

@@ -2,7 +2,7 @@
 # Installs what the driver matrix (test/drivers) needs, and only what is
 # missing: PHP with mysqli/PDO (Debian packages), the Java drivers (Maven,
 # compiled with javac), a Python venv with the Python drivers, and mysql2
-# (npm ci). Downloads are cached in .cache/ (git-ignored), so a second run
+# (npm ci); also Chromium, the browser the dashboard test drives. Downloads are cached in .cache/ (git-ignored), so a second run
 # does nothing and takes about a second. Debian 12, as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,8 @@ command -v mvn >/dev/null || missing+=(maven)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+# Debian's Chromium, headless, loads the web dashboard in test/proxy.
+command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     say "missing packages: ${missing[*]}; run as root (or: sudo apt-get install -y ${missing[*]})" >&2

@@ -1,12 +1,15 @@
 package proxy_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -49,6 +52,7 @@ func testDashboard(t *testing.T, pt *proxyUnderTest) {
 	if out, err := exec.Command("node", "--check", filepath.Join(repoRoot, "internal/dashboard/assets/app.js")).CombinedOutput(); err != nil {
 		t.Errorf("node --check app.js: %v\n%s", err, out)
 	}
+	browse(t, pt)
 
 	adm := pt.adminDB(t)
 	action := func(what, node string) {
@@ -92,4 +96,42 @@ func testDashboard(t *testing.T, pt *proxyUnderTest) {
 	if code != 404 || !strings.Contains(body, "no server named") {
 		t.Errorf("drain of an unknown node: %d %s", code, body)
 	}
+}
+
+// browse opens the dashboard in headless Chromium, logged in, lets its
+// scripts poll the proxy, and checks the page they built: a card per node
+// with the writer marked, the writer and epoch in the header, the charts
+// drawn by the chart library, the events timeline, no error shown.
+func browse(t *testing.T, pt *proxyUnderTest) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=6000", "--dump-dom",
+		"http://admin:"+adminPassword+"@"+pt.httpAddr+"/ui/")
+	// Chromium starts helper processes; on a timeout they all go.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, tail(stderr.String(), 20))
+	}
+	dom := string(out)
+	for _, want := range []string{`<div class="name">node1</div>`, `<div class="name">node2</div>`, `<div class="name">node3</div>`,
+		`<span class="role writer">writer</span>`, "writer: node1 · epoch", `class="uplot`, "Make writer"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the dashboard as Chromium built it lacks %s:\n%s", want, tail(dom, 60))
+		}
+	}
+	if strings.Contains(dom, "cannot reach galeon") || !strings.Contains(dom, `id="charts-missing" class="notice" hidden`) {
+		t.Errorf("the dashboard shows an error:\n%s", tail(dom, 60))
+	}
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(l[max(0, len(l)-lines):], "\n")
 }
