@@ -253,6 +253,8 @@ def render(results_dir):
     sb = [r for r in recs if r.get("kind") == "sysbench"]
     cs = [r for r in recs if r.get("kind") == "connscale"]
 
+    if meta.get("galeon_reads") == "readers":
+        TARGET_NAMES["haproxy"] = "HAProxy 2.6 TCP → node2, node3"
     out = []
     w = out.append
     w("# galeon benchmark — %s" % meta.get("started", os.path.basename(results_dir)))
@@ -276,8 +278,9 @@ def render(results_dir):
             w("| %s | %s |" % (TARGET_NAMES[t], describe_status(st)))
     w("")
     if meta.get("galeon_reads") == "readers":
-        w("> BENCH_GALEON_READS=readers: galeon sends autocommit reads to node2/node3 while direct and "
-          "HAProxy use node1 only, so the galeon rows are **not** like-for-like.")
+        w("> BENCH_GALEON_READS=readers: galeon sends autocommit reads to node2/node3 and writes and "
+          "transactions to node1; HAProxy balances node2 and node3 per connection (everything goes there); "
+          "direct is node1. Only oltp_point_select compares galeon and HAProxy like for like.")
         w("")
     w("All processes (sysbench, proxies, three mariadbd) share the machine's cores, and other work on the "
       "host adds noise: compare rows of the same run, not absolute numbers across machines.")
