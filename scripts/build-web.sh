@@ -14,7 +14,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" = "$sum" ] && [ -f "$VENDOR/uPlot.iife.min.js
   exit 0
 fi
 if ! command -v npm >/dev/null; then
-  echo "build-web: npm is missing: run \`make deps\` (or apt-get install npm); the dashboard is built without charts" >&2
+  echo "build-web: npm is missing: run \`make deps\` (or apt-get install npm) to fetch the dashboard's chart library" >&2
   exit 1
 fi
 echo "build-web: fetching the dashboard's libraries ($LOCK)"

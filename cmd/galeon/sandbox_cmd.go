@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
@@ -175,7 +176,7 @@ func runSandbox(ctx context.Context, args []string) error {
 		}
 		return nil
 	case "start-node":
-		return sb.StartNode(ctx, node)
+		return sb.StartNode(donorsFromEnv(ctx), node)
 	case "stop-node":
 		return sb.StopNode(ctx, node)
 	case "bootstrap-node":
@@ -190,8 +191,18 @@ func runSandbox(ctx context.Context, args []string) error {
 	case "promote":
 		return sb.PromoteNode(ctx, node)
 	default: // "restart"; actions were validated above
-		return sb.Restart(ctx, node)
+		return sb.Restart(donorsFromEnv(ctx), node)
 	}
+}
+
+// donorsFromEnv adds to ctx the donors an agent passed in
+// GALEON_SST_DONORS (see nodeexec): the control plane's choice for the
+// node about to join.
+func donorsFromEnv(ctx context.Context) context.Context {
+	if d := os.Getenv("GALEON_SST_DONORS"); d != "" {
+		return galera.WithDonors(ctx, strings.Split(d, ","))
+	}
+	return ctx
 }
 
 func printConnectInfo(sb *sandbox.Sandbox) {

@@ -1,7 +1,8 @@
 // Package admin serves galeon's operator interface: a MySQL-protocol
 // endpoint (like ProxySQL's admin port 6032) where the running
 // configuration is read and changed with SQL, and an HTTP endpoint with
-// Prometheus metrics and a read-only JSON view of the same tables.
+// Prometheus metrics, a JSON view of the same tables, the web dashboard
+// and its few actions.
 //
 // # Tables, not the proxy
 //
@@ -35,9 +36,11 @@
 // process's Prometheus registry, see package metrics), without
 // authentication, for scrapers; GET /api/health answers
 // load balancers. GET /api/tables and /api/tables/{name} show the same
-// tables as JSON behind basic auth with the admin account. The HTTP side
-// is read-only on purpose: changes go through SQL, where they are
-// type-checked, serialised and audited.
+// tables as JSON behind basic auth with the admin account, and /ui/ the
+// web dashboard. The only change over HTTP is POST /api/actions (drain,
+// undrain, switchover), which runs the same SQL an operator would type:
+// every change goes through SQL, where it is type-checked, serialised and
+// audited.
 //
 // # Use
 //

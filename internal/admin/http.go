@@ -105,15 +105,15 @@ func (s *Server) routeAPI(w http.ResponseWriter, r *http.Request, path string) {
 	}
 }
 
-// allowGet answers 405 for anything but GET and HEAD: the HTTP endpoint
-// is read-only, changes go through SQL where they are type-checked and
-// audited (the dashboard's actions too: /api/actions runs SQL).
+// allowGet answers 405 for anything but GET and HEAD: apart from
+// POST /api/actions, which runs SQL, the HTTP endpoint only reads;
+// changes go through SQL where they are type-checked and audited.
 func allowGet(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return true
 	}
 	w.Header().Set("Allow", "GET, HEAD")
-	writeJSONError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: the HTTP API is read-only; change settings with SQL")
+	writeJSONError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed here: change settings with SQL on the admin port (the dashboard's actions are POST /api/actions)")
 	return false
 }
 

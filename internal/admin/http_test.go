@@ -139,7 +139,7 @@ func TestHTTPEndpoints(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(body), "read-only") {
+		if resp.StatusCode != 405 || resp.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(body), "change settings with SQL") {
 			t.Errorf("POST %s: %d %s", path, resp.StatusCode, body)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/galera"
+	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/transfer"
 	"github.com/galeon-db/galeon/internal/wsrepview"
 )
@@ -228,6 +229,29 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 	return f
 }
 
+// withDonors adds to ctx the donors the control plane chooses for this
+// node's join (never the writer while another node can serve, IST-capable
+// nodes first), for the Executor to pass on as wsrep_sst_donor. Without
+// an answer Galera chooses, as before.
+func (a *Agent) withDonors(ctx context.Context) context.Context {
+	a.mu.Lock()
+	seqno := a.facts.LastCommitted
+	if a.position != nil {
+		seqno = a.position.Seqno
+	}
+	a.mu.Unlock()
+	if seqno <= 0 {
+		seqno = -1
+	}
+	donors, err := lifecycle.Donors(ctx, a.store, a.cfg.Node, seqno)
+	if err != nil || len(donors) == 0 {
+		a.log.Warn("no donor choice from the control plane: Galera chooses", "node", a.cfg.Node, "err", err)
+		return ctx
+	}
+	a.log.Info("state transfer donors for the join", "node", a.cfg.Node, "donors", donors)
+	return galera.WithDonors(ctx, donors)
+}
+
 // maxActionAge: an action older than this is not carried out (a stale
 // bootstrap request must never split a running cluster).
 const maxActionAge = 2 * time.Minute
@@ -252,11 +276,11 @@ func (a *Agent) follow(ctx context.Context) {
 		case discovery.ActionBootstrap:
 			err = a.cfg.Executor.BootstrapNode(xctx, a.cfg.Node)
 		case discovery.ActionJoin:
-			err = a.cfg.Executor.StartNode(xctx, a.cfg.Node)
+			err = a.cfg.Executor.StartNode(a.withDonors(xctx), a.cfg.Node)
 		case discovery.ActionPromote:
 			err = a.cfg.Executor.PromoteNode(xctx, a.cfg.Node)
 		case discovery.ActionRestart:
-			err = a.cfg.Executor.RestartNode(xctx, a.cfg.Node)
+			err = a.cfg.Executor.RestartNode(a.withDonors(xctx), a.cfg.Node)
 		case discovery.ActionStop:
 			err = a.cfg.Executor.StopNode(xctx, a.cfg.Node)
 		case discovery.ActionPosition:

@@ -1,6 +1,9 @@
 package galera
 
-import "sort"
+import (
+	"context"
+	"sort"
+)
 
 // DonorCandidate is a node that might serve a joiner's state transfer,
 // as its agent reports it.
@@ -72,4 +75,19 @@ func ChooseDonors(j Joiner, cands []DonorCandidate, writer string) []string {
 		}
 	}
 	return out
+}
+
+type donorsKey struct{}
+
+// WithDonors returns ctx carrying the donors a joining node is to offer
+// (wsrep_sst_donor), best first: how an agent tells whatever starts the
+// node (the sandbox, a shell command) the control plane's choice.
+func WithDonors(ctx context.Context, donors []string) context.Context {
+	return context.WithValue(ctx, donorsKey{}, donors)
+}
+
+// DonorsFrom returns the donors ctx carries, or nil (Galera chooses).
+func DonorsFrom(ctx context.Context) []string {
+	d, _ := ctx.Value(donorsKey{}).([]string)
+	return d
 }

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -26,7 +28,10 @@ import (
 type Commands struct {
 	// RunningCmd exits 0 while the server runs.
 	RunningCmd string
-	// StartCmd starts the server so that it joins the cluster.
+	// StartCmd starts the server so that it joins the cluster. When the
+	// control plane chose donors for the join, StartCmd and RestartCmd
+	// run with GALEON_SST_DONORS=node3,node2 (best first) in their
+	// environment, to pass on as wsrep_sst_donor.
 	StartCmd string
 	// BootstrapCmd starts the server as a new Primary component (the
 	// node is first marked safe_to_bootstrap in Grastate).
@@ -150,15 +155,31 @@ func (c Commands) run(ctx context.Context, cmd, node string) error {
 func (c Commands) output(ctx context.Context, cmd, node string) (string, error) {
 	line := strings.ReplaceAll(cmd, "{node}", node)
 	x := exec.CommandContext(ctx, "/bin/sh", "-c", line)
-	var out bytes.Buffer
-	x.Stdout, x.Stderr = &out, &out
-	// When ctx ends, the whole process group goes, not only the shell: a
-	// mariadbd --wsrep-recover that hangs would otherwise keep the output
-	// pipe open and this call waiting beyond its deadline.
+	// Output goes to a file, not a pipe: a command may leave a server
+	// running in the background with its output still open, and a pipe
+	// would keep this call waiting for that server to exit.
+	f, err := os.CreateTemp("", "galeon-nodeexec-*.out")
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", line, err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	x.Stdout, x.Stderr = f, f
+	if donors := galera.DonorsFrom(ctx); len(donors) > 0 {
+		// The control plane's donors for this join, for commands that
+		// pass them on (galeon sandbox start-node does; with systemd,
+		// e.g. `systemctl set-environment MYSQLD_OPTS=--wsrep_sst_donor=$GALEON_SST_DONORS`).
+		x.Env = append(os.Environ(), "GALEON_SST_DONORS="+strings.Join(donors, ","))
+	}
+	// When ctx ends, the whole process group goes, not only the shell (a
+	// mariadbd --wsrep-recover that hangs, say).
 	x.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	x.Cancel = func() error { return syscall.Kill(-x.Process.Pid, syscall.SIGKILL) }
-	x.WaitDelay = 5 * time.Second
-	err := x.Run()
+	err = x.Run()
+	var out bytes.Buffer
+	if _, serr := f.Seek(0, io.SeekStart); serr == nil {
+		_, _ = io.Copy(&out, io.LimitReader(f, 1<<20))
+	}
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):

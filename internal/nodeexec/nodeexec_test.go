@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/galeon-db/galeon/internal/galera"
 )
 
 func grastate(t *testing.T, seqno string) string {
@@ -86,5 +88,31 @@ func TestAHungCommandEndsWithItsDeadline(t *testing.T) {
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Fatalf("Position returned after %s, want soon after its 300ms deadline", took)
+	}
+}
+
+// A start command that leaves a server running in the background, with
+// the output still open, returns when the command itself is done.
+func TestABackgroundedServerDoesNotHoldTheCommand(t *testing.T) {
+	c := Commands{StartCmd: "sleep 3 & echo started {node}"}
+	start := time.Now()
+	out, err := c.output(context.Background(), c.StartCmd, "node1")
+	if err != nil || !strings.Contains(out, "started node1") {
+		t.Fatalf("output = %q, %v", out, err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("returned after %s: held by the background process (sleep 3)", took)
+	}
+}
+
+// The control plane's donors reach the start and restart commands.
+func TestDonorsReachTheCommands(t *testing.T) {
+	c := Commands{StartCmd: `echo "donors=[$GALEON_SST_DONORS]"`}
+	ctx := galera.WithDonors(context.Background(), []string{"node3", "node2"})
+	if out, err := c.output(ctx, c.StartCmd, "node1"); err != nil || !strings.Contains(out, "donors=[node3,node2]") {
+		t.Errorf("with donors: %q, %v", out, err)
+	}
+	if out, err := c.output(context.Background(), c.StartCmd, "node1"); err != nil || !strings.Contains(out, "donors=[]") {
+		t.Errorf("without donors: %q, %v", out, err)
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"strconv"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 type histograms struct {
 	// statement: statement latency through the proxy, by the hostgroup
 	// that served it (writer, reader, or held: a session pinned to one
-	// node by a transaction, a lock or a temporary table).
+	// node by a transaction, a lock or a temporary table; none: no node
+	// could take it, and the client got an error).
 	statement *prometheus.HistogramVec
 	byGroup   map[string]prometheus.Observer
 	// writerChange: how long writes paused in this proxy at a writer
@@ -29,7 +31,7 @@ func newHistograms() *histograms {
 	h := &histograms{
 		statement: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "galeon_statement_duration_seconds",
-			Help:    "Statement latency through the proxy (received from the client to answered), by hostgroup.",
+			Help:    "Statement latency through the proxy (received from the client to answered, errors included), by hostgroup (none: no node could take it).",
 			Buckets: metrics.LatencyBuckets,
 		}, []string{"hostgroup"}),
 		writerChange: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -41,7 +43,7 @@ func newHistograms() *histograms {
 	}
 	// The label values a statement can have, resolved once: a statement
 	// then costs one observation, no label lookup.
-	for _, g := range []string{"writer", "reader", "held"} {
+	for _, g := range []string{"writer", "reader", "held", statementNoBackend} {
 		h.byGroup[g] = h.statement.WithLabelValues(g)
 	}
 	for _, k := range []string{"planned", "failover"} {
@@ -50,8 +52,11 @@ func newHistograms() *histograms {
 	return h
 }
 
+// statementNoBackend labels statements that got no node.
+const statementNoBackend = "none"
+
 // observeStatement records one statement's latency; hostgroup is writer,
-// reader or held.
+// reader, held or none.
 func (h *histograms) observeStatement(hostgroup string, d time.Duration) {
 	o := h.byGroup[hostgroup]
 	if o == nil {
@@ -79,15 +84,21 @@ func (p *Proxy) Metrics() []metrics.Sample {
 	for _, s := range snap.Servers {
 		online[s.Name] = s.Online
 	}
+	p.galera.mu.Lock()
+	drained := maps.Clone(p.galera.adminDrain)
+	p.galera.mu.Unlock()
 	for _, r := range p.PoolStats() {
 		l := map[string]string{"server": r.Server}
 		with := func(k, v string) map[string]string {
 			m := map[string]string{"server": r.Server, k: v}
 			return m
 		}
-		up, isWriter := 0.0, 0.0
+		up, isWriter, drain := 0.0, 0.0, 0.0
 		if online[r.Server] {
 			up = 1
+		}
+		if drained[r.Server] {
+			drain = 1
 		}
 		if r.Server == w.Name {
 			isWriter = 1
@@ -95,6 +106,7 @@ func (p *Proxy) Metrics() []metrics.Sample {
 		ms = append(ms,
 			metrics.Sample{Name: "galeon_server_online", Help: "1 if the node takes traffic.", Type: metrics.Gauge, Labels: l, Value: up},
 			metrics.Sample{Name: "galeon_server_writer", Help: "1 for the node that takes writes.", Type: metrics.Gauge, Labels: l, Value: isWriter},
+			metrics.Sample{Name: "galeon_server_drained", Help: "1 while an operator drains the node (admin_state 'drain').", Type: metrics.Gauge, Labels: l, Value: drain},
 			metrics.Sample{Name: "galeon_backend_connections", Help: "Backend connections by state.", Type: metrics.Gauge, Labels: with("state", "used"), Value: float64(r.ConnUsed)},
 			metrics.Sample{Name: "galeon_backend_connections", Help: "Backend connections by state.", Type: metrics.Gauge, Labels: with("state", "free"), Value: float64(r.ConnFree)},
 			metrics.Sample{Name: "galeon_backend_connects_total", Help: "Backend connection attempts by result.", Type: metrics.Counter, Labels: with("result", "ok"), Value: float64(r.ConnOK)},

@@ -259,6 +259,11 @@ func (s *session) comQuery(pkt []byte) error {
 		}
 	}
 	start := time.Now()
+	// Every outcome counts in the latency histogram, failures included:
+	// the slowest statements of a failover are the ones that waited for a
+	// node and got none.
+	label := statementNoBackend
+	defer func() { s.p.hist.observeStatement(label, time.Since(start)) }()
 	var rejected []string
 	for attempt := 0; ; attempt++ {
 		c, hg, err := s.connFor(q, r)
@@ -271,6 +276,7 @@ func (s *session) comQuery(pkt []byte) error {
 		if err != nil {
 			return s.sendErr(asSQLError(err))
 		}
+		label = hg
 		res, err := s.forward(c, pkt, mysqlproto.ResponseQuery)
 		if errors.Is(err, errInfileAborted) {
 			// The client has its error and the node's connection is
@@ -304,12 +310,10 @@ func (s *session) comQuery(pkt []byte) error {
 			}
 		}
 		s.after(c, r, res)
-		took := time.Since(start)
-		s.p.hist.observeStatement(hg, took)
 		if hg == "held" {
 			hg = c.Server()
 		}
-		s.p.digests.record(q, hg, s.user.name, took, res.rows)
+		s.p.digests.record(q, hg, s.user.name, time.Since(start), res.rows)
 		return nil
 	}
 }

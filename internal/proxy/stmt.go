@@ -217,6 +217,8 @@ func (s *session) comStmtExecute(pkt []byte) error {
 func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *clientStmt, *backend.Stmt) ([]byte, error),
 	then func(*backend.Conn, relayResult)) error {
 	start := time.Now()
+	label := statementNoBackend // see comQuery
+	defer func() { s.p.hist.observeStatement(label, time.Since(start)) }()
 	var rejected []string
 	for attempt := 0; ; attempt++ {
 		c, hg, err := s.connFor(cs.sql, cs.class)
@@ -227,6 +229,7 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 		if err != nil {
 			return s.sendErr(asSQLError(err))
 		}
+		label = hg
 		bs, err := s.ensurePrepared(c, cs)
 		if err != nil {
 			if c.Broken() {
@@ -255,12 +258,10 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 			then(c, res)
 		}
 		s.after(c, cs.class, res)
-		took := time.Since(start)
-		s.p.hist.observeStatement(hg, took)
 		if hg == "held" {
 			hg = c.Server()
 		}
-		s.p.digests.record(cs.sql, hg, s.user.name, took, res.rows)
+		s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
 		return nil
 	}
 }

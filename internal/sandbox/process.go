@@ -112,7 +112,9 @@ func trackChild(cmd *exec.Cmd) int {
 	go func() {
 		err := cmd.Wait()
 		children.Lock()
-		delete(children.done, pid)
+		if children.done[pid] == done { // not a newer child with a reused PID
+			delete(children.done, pid)
+		}
 		if err != nil {
 			children.exit[pid] = err.Error()
 		} else {

@@ -16,6 +16,8 @@ import (
 
 	// Registers the "mysql" database/sql driver used to watch nodes.
 	_ "github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/galera"
 )
 
 // Options say how to create a sandbox. Zero values take the defaults.
@@ -258,7 +260,11 @@ func (sb *Sandbox) startAndWait(ctx context.Context, n Node, bootstrap bool) err
 		sb.ctl.Progress(n.Name, "bootstrapping a new cluster")
 	} else {
 		sb.ctl.Progress(n.Name, "starting, will join by state transfer")
-		if sb.ctl.Donors != nil {
+		if donors := galera.DonorsFrom(ctx); len(donors) > 0 {
+			// Chosen by the control plane for an agent (see galera.WithDonors).
+			args = append(args, "--wsrep_sst_donor="+strings.Join(donors, ","))
+			sb.ctl.Progress(n.Name, "state transfer donors, best first (control plane): "+strings.Join(donors, ", "))
+		} else if sb.ctl.Donors != nil {
 			seqno := int64(-1)
 			if g, err := readGraState(sb.grastate(n)); err == nil {
 				seqno = g.Seqno

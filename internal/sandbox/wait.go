@@ -289,6 +289,11 @@ func (sb *Sandbox) followRecovery(ctx context.Context, n Node, pid int, off int6
 		}
 	}
 	kill := func(why string) error {
+		select {
+		case <-done:
+			return nil // reaped meanwhile: its PID may be another process's now
+		default:
+		}
 		sb.ctl.Progress(n.Name, fmt.Sprintf("--wsrep-recover (pid %d) %s: killing it; its threads were waiting in %s", pid, why, threadWaits(pid)))
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		select {

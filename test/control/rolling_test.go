@@ -46,6 +46,10 @@ func TestRollingRestartCostsNothing(t *testing.T) {
 	waitFor(t, 10*time.Second, "writes acknowledged", func() bool { return ackCount(l) > 50 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	logAt := map[string]int64{}
+	for _, n := range sb.Nodes {
+		_, logAt[n.Name] = sb.ErrorLogSince(n.Name, 0)
+	}
 	start := time.Now()
 	err := lifecycle.Rolling{Store: store, Restart: lifecycle.ThroughAgents(store, discovery.ActionRestart, "test", 5*time.Minute), DrainTimeout: 5 * time.Second,
 		Progress: func(node, msg string) { t.Logf("[%5.1fs] %s: %s", time.Since(start).Seconds(), node, msg) }}.Run(ctx)
@@ -76,6 +80,25 @@ func TestRollingRestartCostsNothing(t *testing.T) {
 		t.Errorf("committing nodes in commit order %v, want [%s %s]: one switchover, no overlap", order, w0, w1)
 	}
 	checkAcked(t, sb, []string{"node1", "node2", "node3"}, acks)
+	// Each restarted node asked for the donors the control plane chose
+	// (through its agent), never leaving the choice to Galera, which may
+	// take the writer and desync it.
+	for _, n := range sb.Nodes {
+		lines, _ := sb.ErrorLogSince(n.Name, logAt[n.Name])
+		asked := false
+		for _, l := range lines {
+			if strings.Contains(l, "("+n.Name+") requested state transfer from") {
+				asked = true
+				t.Logf("FIGURE %s", l[strings.Index(l, "Member"):])
+				if strings.Contains(l, "'*any*'") {
+					t.Errorf("%s joined without donors from the control plane: %s", n.Name, l)
+				}
+			}
+		}
+		if !asked {
+			t.Errorf("%s's error log shows no state transfer request after its restart", n.Name)
+		}
+	}
 }
 
 // startSysbench prepares sbtest on writer and runs sysbench

@@ -178,6 +178,9 @@ function confirmDialog(text) {
   document.getElementById("confirm-text").textContent = text;
   if (typeof d.showModal !== "function") return Promise.resolve(window.confirm(text));
   return new Promise((resolve) => {
+    // Escape closes the dialog without setting returnValue: clear the
+    // previous answer, or a cancelled action would run.
+    d.returnValue = "";
     d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
     d.showModal();
   });
@@ -196,7 +199,6 @@ async function act(action, node) {
   } catch (e) {
     notice(action + " " + node + " failed: " + e.message);
   }
-  poll();
 }
 
 // --- the poll loop --------------------------------------------------------------
@@ -247,5 +249,9 @@ async function poll() {
 }
 
 document.getElementById("charts-missing").hidden = typeof uPlot !== "undefined";
-poll();
-setInterval(poll, POLL_MS);
+// The next poll is scheduled when this one is done: a slow server never
+// has two polls of the same page in flight.
+(async function loop() {
+  await poll();
+  setTimeout(loop, POLL_MS);
+})();
