@@ -170,6 +170,7 @@ func printProxyInfo(cfg *config.Config, user, password string, generated bool, p
 		fmt.Printf("  admin:  %s   mariadb -h%s -P%s -u%s -p'%s'\n", cfg.Admin.Listen, hostOf(cfg.Admin.Listen), portOf(cfg.Admin.Listen), user, password)
 	}
 	if cfg.Admin.HTTPListen != "" {
+		fmt.Printf("  web:    http://%s/  (dashboard; log in as %s)\n", cfg.Admin.HTTPListen, user)
 		fmt.Printf("  HTTP:   http://%s/metrics  http://%s/api/tables (basic auth %s)\n", cfg.Admin.HTTPListen, cfg.Admin.HTTPListen, user)
 	}
 	if generated {

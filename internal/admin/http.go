@@ -16,7 +16,7 @@ import (
 //	GET /metrics              Prometheus text format, no auth (scrapers)
 //	GET /api/health           {"status":"ok"}, no auth (load balancers)
 //	GET /api/tables           the tables, their columns and what they accept
-//	GET /api/tables/{name}    the rows as an array of objects (?tail=N: the last N)
+//	GET /api/tables/{name}    the rows as an array of objects (?limit=N: the first N)
 //	POST /api/actions         drain, undrain, switchover (see actions.go)
 //	GET /ui/                  the web dashboard (package dashboard)
 //
@@ -153,17 +153,18 @@ func (s *Server) serveTableList(w http.ResponseWriter) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// serveRows writes t's rows; ?tail=N keeps only the last N (the newest of
-// the events table, which the dashboard polls).
+// serveRows writes t's rows; ?limit=N keeps only the first N, as SQL's
+// LIMIT would (the newest of the events table, which lists newest first
+// and which the dashboard polls).
 func (s *Server) serveRows(w http.ResponseWriter, r *http.Request, t *Table) {
 	rows := t.readRows()
-	if v := r.URL.Query().Get("tail"); v != "" {
+	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeJSONError(w, http.StatusBadRequest, "tail="+v+": want a number of rows, 0 or more")
+			writeJSONError(w, http.StatusBadRequest, "limit="+v+": want a number of rows, 0 or more")
 			return
 		}
-		rows = rows[max(0, len(rows)-n):]
+		rows = rows[:min(n, len(rows))]
 	}
 	b := []byte{'['}
 	for i, row := range rows {

@@ -24,7 +24,7 @@ function el(tag, attrs, ...children) {
 const api = (path) => location.origin + "/api/" + path;
 
 async function table(name) {
-  const r = await fetch(api("tables/" + name + (name === "events" ? "?tail=60" : "")), { credentials: "same-origin", cache: "no-store" });
+  const r = await fetch(api("tables/" + name + (name === "events" ? "?limit=60" : "")), { credentials: "same-origin", cache: "no-store" });
   if (r.status === 404) return [];
   if (!r.ok) throw new Error(name + ": HTTP " + r.status);
   return r.json();
@@ -43,14 +43,16 @@ const num = (v) => { const f = parseFloat(v); return isNaN(f) ? null : f; };
 const charts = {};
 const series = { t: [], by: {} }; // by[chart][node] = values aligned with t
 
-function chart(id, fmt) {
+// chart creates the chart id. Its y axis starts at 0 and reaches at least
+// minTop, so an idle series reads as a flat zero, not as noise magnified.
+function chart(id, fmt, minTop) {
   if (charts[id] || typeof uPlot === "undefined") return charts[id];
   const div = document.getElementById(id);
   const nodes = Object.keys(series.by[id] || {}).sort();
   const opts = {
     width: Math.max(280, div.clientWidth || 400), height: 180,
-    scales: { x: { time: true } },
-    axes: [{}, { values: (u, vals) => vals.map(fmt), size: 60 }],
+    scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(max || 0, minTop)] } },
+    axes: [{}, { values: (u, vals) => vals.map(fmt), size: 70 }],
     series: [{}].concat(nodes.map((n, i) => ({ label: n, stroke: COLORS[i % COLORS.length], width: 1.5, value: (u, v) => v == null ? "–" : fmt(v) }))),
   };
   const c = new uPlot(opts, [[]].concat(nodes.map(() => [])), div);
@@ -65,14 +67,14 @@ function push(id, node, value) {
   by[node].push(value);
 }
 
-function redraw(id, fmt) {
+function redraw(id, fmt, minTop) {
   if (typeof uPlot === "undefined") return;
   const by = series.by[id] || {};
   const nodes = Object.keys(by).sort();
   for (const n of nodes) while (by[n].length < series.t.length) by[n].push(null);
   let c = charts[id];
   if (c && c._nodes !== nodes.join(",")) { c.destroy(); delete charts[id]; document.getElementById(id).textContent = ""; c = null; }
-  c = c || chart(id, fmt);
+  c = c || chart(id, fmt, minTop);
   c.setData([series.t].concat(nodes.map((n) => by[n])));
 }
 
@@ -154,7 +156,7 @@ function drawProxies(proxies) {
 function drawEvents(events) {
   const body = document.getElementById("events");
   body.textContent = "";
-  for (const e of events.slice(-60).reverse()) {
+  for (const e of events.slice().sort((a, b) => b.id - a.id)) { // newest first
     body.append(el("tr", { class: e.kind }, el("td", {}, e.time), el("td", {}, e.kind), el("td", {}, e.node || ""), el("td", {}, e.detail || "")));
   }
 }
@@ -237,11 +239,12 @@ async function poll() {
       series.t.shift();
       for (const by of Object.values(series.by)) for (const n of Object.keys(by)) by[n].shift();
     }
-    redraw("chart-qps", (v) => v.toFixed(0));
-    redraw("chart-latency", (v) => v.toFixed(2));
-    redraw("chart-recv", (v) => v.toFixed(0));
-    redraw("chart-fc", (v) => (v * 100).toFixed(1) + "%");
-    redraw("chart-cert", (v) => v.toFixed(2));
+    const count = (v) => (v >= 10 || v === 0 ? v.toFixed(0) : v.toFixed(1));
+    redraw("chart-qps", count, 1);
+    redraw("chart-latency", (v) => v.toFixed(2), 1);
+    redraw("chart-recv", count, 5);
+    redraw("chart-fc", (v) => (v * 100).toFixed(v < 0.01 ? 2 : 1) + "%", 0.01);
+    redraw("chart-cert", count, 1);
     document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
   } catch (e) {
     document.getElementById("updated").textContent = "cannot reach galeon: " + e.message;
