@@ -260,7 +260,15 @@ const maxActionAge = 2 * time.Minute
 func (a *Agent) follow(ctx context.Context) {
 	done := ""
 	for act := range a.store.WatchAction(ctx, a.cfg.Node) {
-		if act.ID == "" || act.ID+act.Kind == done || time.Since(act.At) > maxActionAge {
+		if act.ID == "" || act.ID+act.Kind == done {
+			continue
+		}
+		if age := time.Since(act.At); age > maxActionAge {
+			// Said, not silent: with clocks more than maxActionAge apart,
+			// every action of the controller would be skipped here.
+			a.log.Warn("not carrying out a stale action of the controller (older than 2m by this machine's clock: check clock skew if it was just published)",
+				"node", a.cfg.Node, "action", act.Kind, "id", act.ID, "published", act.At, "age", age.Round(time.Second))
+			done = act.ID + act.Kind
 			continue
 		}
 		done = act.ID + act.Kind
