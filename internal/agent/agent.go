@@ -89,8 +89,14 @@ type Agent struct {
 	// last action taken up. exec serialises everything that starts
 	// mariadbd.
 	position *galera.Grastate
-	action   *discovery.ActionState
-	exec     sync.Mutex
+	// positions counts recovered positions, so that check never forgets
+	// one recovered after it looked at the server: while --wsrep-recover
+	// runs, the node looks running, and a check that saw that must not
+	// clear the position the recovery then produced (CI saw the
+	// controller wait forever for it).
+	positions uint64
+	action    *discovery.ActionState
+	exec      sync.Mutex
 
 	httpAddr net.Addr
 	transfer transfer.Observer
@@ -206,6 +212,9 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 		f.RecvQueue, _ = strconv.Atoi(v["wsrep_local_recv_queue"])
 		f.Synced, why = galera.Clustercheck(v, a.cfg.AllowDonor)
 	}
+	a.mu.Lock()
+	seen := a.positions
+	a.mu.Unlock()
 	if x := a.cfg.Executor; x != nil {
 		f.Stopped = !f.Up && !x.Running(a.cfg.Node)
 	}
@@ -213,7 +222,9 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 	a.mu.Lock()
 	switch {
 	case !f.Stopped:
-		a.position = nil // running again: a later stop recovers anew
+		if a.positions == seen {
+			a.position = nil // running again: a later stop recovers anew
+		}
 	case f.Grastate.Seqno >= 0 && f.Grastate.UUID != "":
 		// A clean stop: grastate.dat holds the position.
 		g := f.Grastate
@@ -296,6 +307,7 @@ func (a *Agent) follow(ctx context.Context) {
 			if g, err = a.cfg.Executor.Position(xctx, a.cfg.Node); err == nil {
 				a.mu.Lock()
 				a.position = &g
+				a.positions++
 				a.mu.Unlock()
 			}
 		}
