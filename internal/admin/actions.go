@@ -104,9 +104,9 @@ func (s *Server) serveAction(w http.ResponseWriter, r *http.Request) {
 // runAction runs one action's statement with the audit trail of a SQL
 // session.
 func (s *Server) runAction(sess *session, q string) (res *result, err error) {
-	stmts, err := Parse(q)
+	stmts, err := splitQuery(q)
 	if err != nil || len(stmts) != 1 {
-		return nil, fmt.Errorf("action statement %q does not parse: %v", q, err)
+		return nil, fmt.Errorf("action statement %q does not split into one statement: %v", q, err)
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -115,7 +115,7 @@ func (s *Server) runAction(sess *session, q string) (res *result, err error) {
 		}
 		auditWrite(s.log, s.eng.cat, sess.user, q, stmts[0], res, err)
 	}()
-	return s.eng.exec(sess, stmts[0])
+	return s.eng.exec(sess, stmts[0], q)
 }
 
 func validNodeName(n string) bool {

@@ -30,33 +30,32 @@ func (a *actionTables) tables() []Table {
 			}
 			return rows
 		},
-		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			st := set["admin_state"]
-			if st != "drain" && st != "active" {
-				return 0, errors.New("admin_state is 'drain' or 'active'")
+		Accepts: OpUpdate,
+		Apply: func(changes []Change) error {
+			for _, ch := range changes {
+				if st := ch.New[1]; st != "drain" && st != "active" {
+					return errors.New("admin_state is 'drain' or 'active'")
+				}
 			}
 			a.mu.Lock()
 			defer a.mu.Unlock()
-			n := 0
-			for _, name := range []string{"node1", "node2"} {
-				if match([]any{name, a.states[name]}) {
-					a.states[name] = st.(string)
-					n++
-				}
+			for _, ch := range changes {
+				a.states[ch.Old[0].(string)] = ch.New[1].(string)
 			}
-			return n, nil
+			return nil
 		}}
 	writer := Table{Name: "writer", Columns: []Column{{Name: "node", Kind: Text}},
-		Rows: func() [][]any { a.mu.Lock(); defer a.mu.Unlock(); return [][]any{{a.writer}} },
-		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			node := set["node"].(string)
+		Rows:    func() [][]any { a.mu.Lock(); defer a.mu.Unlock(); return [][]any{{a.writer}} },
+		Accepts: OpUpdate,
+		Apply: func(changes []Change) error {
+			node := changes[0].New[0].(string)
 			if node != "node1" && node != "node2" {
-				return 0, sqlErr(1105, "%s cannot take the writer role now", node)
+				return sqlErr(1105, "%s cannot take the writer role now", node)
 			}
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			a.writer = node
-			return 1, nil
+			return nil
 		}}
 	return []Table{servers, writer}
 }

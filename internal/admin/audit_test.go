@@ -29,18 +29,14 @@ func TestMentionsSensitive(t *testing.T) {
 		want bool
 	}{
 		{"UPDATE users SET password = 'x' WHERE name = 'a'", true},
-		{"UPDATE users SET name = 'b' WHERE PASSWORD = 'x'", true},
-		{"UPDATE users SET name = 'b' WHERE name IN ('a') OR NOT (password IS NULL)", true},
-		{"UPDATE users SET name = 'b' WHERE name = 'a'", false},
+		{"UPDATE `USERS` SET name = 'b' WHERE name = 'a'", true},
 		{"INSERT INTO users VALUES ('a', 'x')", true},
-		{"INSERT INTO users (name, password) VALUES ('a', 'x')", true},
-		{"INSERT INTO users (name) VALUES ('a')", false},
-		{"DELETE FROM users WHERE password LIKE 'x%'", true},
-		{"DELETE FROM users", false},
+		{"DELETE FROM users", true},
+		{"UPDATE servers SET comment = (SELECT password FROM main.users)", true},
 		{"UPDATE servers SET weight = 1", false},
-		{"SELECT password FROM users", false},
+		{"DELETE FROM servers WHERE comment = 'users'", false},
 	} {
-		stmts, err := Parse(tc.sql)
+		stmts, err := splitQuery(tc.sql)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,10 +69,13 @@ func TestAuditLog(t *testing.T) {
 	users := Table{
 		Name:    "users",
 		Columns: []Column{{Name: "name", Kind: Text}, {Name: "password", Kind: Text, Sensitive: true}},
-		Rows:    func() [][]any { return nil },
-		Update: func(set map[string]any, _ func([]any) bool) (int, error) {
-			stored = append(stored, set["password"].(string))
-			return 1, nil
+		Rows:    func() [][]any { return [][]any{{"app", "(hash)"}} },
+		Accepts: OpUpdate,
+		Apply: func(changes []Change) error {
+			for _, ch := range changes {
+				stored = append(stored, ch.New[1].(string))
+			}
+			return nil
 		},
 	}
 	fs := newFakeServers()
@@ -88,8 +87,8 @@ func TestAuditLog(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "UPDATE users SET password = ? WHERE name = 'app'", "hunter2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, "UPDATE users SET password = 5, password = 'hunter3'"); err == nil {
-		t.Fatal("duplicate column accepted")
+	if _, err := db.ExecContext(ctx, "UPDATE users SET passwd = 'hunter3'"); err == nil {
+		t.Fatal("unknown column accepted")
 	}
 	if _, err := db.ExecContext(ctx, "UPDATE servers SET status = 'OFFLINE_SOFT' WHERE hostname = 'db1'"); err != nil {
 		t.Fatal(err)
@@ -105,7 +104,7 @@ func TestAuditLog(t *testing.T) {
 		`msg="admin change" conn=1 remote=127.0.0.1:`,
 		`user=admin query="UPDATE users SET password = ? WHERE name = ?" rows=1`,
 		`msg="admin change refused"`,
-		`query="UPDATE users SET password = ?, password = ?" err="error 1110"`,
+		`query="UPDATE users SET passwd = ?" err="error 1054"`,
 		`query="UPDATE servers SET status = 'OFFLINE_SOFT' WHERE hostname = 'db1'" rows=1`,
 		`query="UPDATE servers SET status = 'NOPE'" err="ERROR 1105 (HY000): status must be`,
 	} {

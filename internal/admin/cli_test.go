@@ -97,8 +97,8 @@ func TestCLI(t *testing.T) {
 		{"SELECT * FROM nope", "ERROR 1146 (42S02) at line 1: Table 'main.nope' doesn't exist; tables: servers, stats"},
 		{"UPDATE servers SET weight = 'abc'", "ERROR 1366 (22007) at line 1: Incorrect integer value: 'abc' for column 'weight'"},
 		{"UPDATE servers SET status = 'X'", "ERROR 1105 (HY000) at line 1: status must be ONLINE, OFFLINE_SOFT or OFFLINE_HARD, not X"},
-		{"SELECT nope FROM servers", "ERROR 1054 (42S22) at line 1: Unknown column 'nope' in table 'servers'"},
-		{"SELEC 1", "ERROR 1064 (42000) at line 1: You have an error in your SQL syntax: expected SELECT"},
+		{"SELECT nope FROM servers", "ERROR 1054 (42S22) at line 1: Unknown column 'nope'; columns of servers: hostgroup"},
+		{"SELEC 1", "ERROR 1064 (42000) at line 1: 'SELEC 1' is not supported on the admin interface: it runs SELECT"},
 	} {
 		_, stderr, err := runCLI(t, s, testPassword, "-e", tc.sql)
 		if err == nil || !strings.Contains(stderr, tc.msg) {

@@ -94,12 +94,12 @@ func (sc *sqlConn) command(cmd mp.Command, pkt []byte) (quit bool, err error) {
 	return false, sc.sendErr(sqlErr(mp.ErUnknownComError, "Unknown command %s on the admin interface", cmd))
 }
 
-// query parses and runs a COM_QUERY. Several statements need
+// query splits and runs a COM_QUERY. Several statements need
 // CLIENT_MULTI_STATEMENTS; each then gets its own response, flagged
 // SERVER_MORE_RESULTS_EXISTS except the last, and the first error ends
 // the batch, as with MySQL.
 func (sc *sqlConn) query(q string) error {
-	stmts, err := Parse(q)
+	stmts, err := splitQuery(q)
 	if err != nil {
 		return sc.sendErr(err)
 	}
@@ -108,9 +108,9 @@ func (sc *sqlConn) query(q string) error {
 			"You have an error in your SQL syntax: %d statements in one query need the multi-statements option (go-sql-driver: multiStatements=true); send them one at a time", len(stmts)))
 	}
 	for i, st := range stmts {
-		res, err := sc.run(st)
+		res, err := sc.run(st, q)
 		if isWrite(st) {
-			sc.audit(q, st, res, err)
+			sc.audit(st.src, st, res, err)
 		}
 		if err != nil {
 			return sc.sendErr(err)
@@ -133,14 +133,14 @@ func (sc *sqlConn) query(q string) error {
 // run executes one statement, turning a panic in a table function into
 // an error for the operator and a log line with the stack, so one bad
 // table cannot take down the proxy.
-func (sc *sqlConn) run(st Statement) (res *result, err error) {
+func (sc *sqlConn) run(st *statement, q string) (res *result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			sc.log.Error("admin statement panicked", "panic", r, "stack", string(debug.Stack()))
 			res, err = nil, internalErr(r)
 		}
 	}()
-	return sc.srv.eng.exec(&sc.sess, st)
+	return sc.srv.eng.exec(&sc.sess, st, q)
 }
 
 // fieldList answers COM_FIELD_LIST (table name, NUL, column wildcard),

@@ -7,28 +7,29 @@
 // # Tables, not the proxy
 //
 // The package knows nothing about the proxy. The proxy registers [Table]
-// values: a name, typed columns, a function returning the current rows and
-// optional functions that apply UPDATE, INSERT and DELETE. Rows are read
-// fresh on every query, so the admin interface never shows a stale copy and
-// there is no second source of truth to keep in sync. Every change goes
-// through the table's own function, which validates it and applies it
-// atomically; the admin side only parses, type-checks against the declared
-// columns and evaluates WHERE clauses into a match function.
+// values: a name, typed columns, a function returning the current rows and,
+// for writable tables, which changes they accept and an Apply function.
+// Rows are read fresh for every statement, so the admin interface never
+// shows a stale copy and there is no second source of truth to keep in
+// sync.
 //
-// # The dialect
+// # The engine
 //
-// The SQL understood here is a deliberately small dialect (see [Parse]):
-// single-table SELECT with WHERE / ORDER BY / LIMIT and COUNT(*), UPDATE,
-// INSERT of one row, DELETE, and the SHOW / DESCRIBE / SET / SELECT @@var
-// statements that the mariadb and mysql command-line clients and Go's
-// go-sql-driver/mysql send on their own. Anything else gets a MySQL error
-// that says what was expected, and the connection stays usable. Prepared
-// statements are refused: operators type plain queries, and drivers can
-// interpolate parameters client-side (go-sql-driver: interpolateParams=true).
+// Statements are evaluated by SQLite (see store.go): the tables a
+// statement names are loaded into a private in-memory database, the
+// statement runs there (joins, GROUP BY, subqueries, UPDATE with
+// expressions, INSERT ... SELECT), and for a write the rows it changed are
+// compared by rowid, checked against the column kinds and handed to the
+// table's Apply as one list of [Change] values, which applies all or none.
+// The transaction is always rolled back. An SQLite authorizer admits only
+// reads and row changes of galeon's tables.
 //
-// Text comparisons with = and < follow byte order (case-sensitive), while
-// LIKE ignores case, as in SQLite, which ProxySQL's admin interface
-// is built on and whose behaviour operators know.
+// MySQL's client statements (SHOW, DESCRIBE, SET, USE, @@variables,
+// DATABASE()), which the mariadb and mysql command-line clients and the
+// drivers send on their own, are answered here (translate.go, show.go).
+// Prepared statements are refused: operators type plain queries, and
+// drivers can interpolate parameters client-side (go-sql-driver:
+// interpolateParams=true).
 //
 // # HTTP
 //
@@ -50,7 +51,8 @@
 //
 // # Concurrency
 //
-// Rows may be called from several connections at once. Update, Insert and
-// Delete are serialised by the server (never two at a time) so a table
-// only has to make each call atomic with respect to the proxy itself.
+// Rows may be called from several connections at once. Apply calls are
+// serialised by the server (never two at a time, and none between reading
+// the rows a change was computed from and applying it), so a table only
+// has to make each call atomic with respect to the proxy itself.
 package admin

@@ -142,8 +142,8 @@ func TestDriverUpdateAndErrors(t *testing.T) {
 		msg    string
 	}{
 		{"SELECT * FROM nope", nil, 1146, "tables: servers, stats"},
-		{"SELECT nope FROM servers", nil, 1054, "Unknown column 'nope' in table 'servers'; columns: hostgroup"},
-		{"SELECT * FRM servers", nil, 1064, "expected ',', FROM, WHERE"},
+		{"SELECT nope FROM servers", nil, 1054, "Unknown column 'nope'; columns of servers: hostgroup"},
+		{"SELECT * FRM servers", nil, 1064, `near "FRM": syntax error`},
 		{"UPDATE servers SET weight = ?", []any{"abc"}, 1366, "Incorrect integer value: 'abc' for column 'weight'"},
 		{"UPDATE servers SET status = ? WHERE hostname = ?", []any{"BROKEN", "db1"}, 1105, "status must be ONLINE"},
 		{"UPDATE stats SET value = 1", nil, 1036, "read only"},

@@ -13,12 +13,12 @@ const (
 	erOpenAsReadOnly        mysqlproto.ErrorCode = 1036 // ER_OPEN_AS_READONLY: table is read only
 	erBadNull               mysqlproto.ErrorCode = 1048 // ER_BAD_NULL_ERROR: column cannot be null
 	erBadField              mysqlproto.ErrorCode = 1054 // ER_BAD_FIELD_ERROR: unknown column
+	erNonUniq               mysqlproto.ErrorCode = 1052 // ER_NON_UNIQ_ERROR: ambiguous column
 	erEmptyQuery            mysqlproto.ErrorCode = 1065 // ER_EMPTY_QUERY
 	erNoTablesUsed          mysqlproto.ErrorCode = 1096 // ER_NO_TABLES_USED: SELECT * without FROM
-	erFieldSpecifiedTwice   mysqlproto.ErrorCode = 1110 // ER_FIELD_SPECIFIED_TWICE
 	erInvalidGroupFuncUse   mysqlproto.ErrorCode = 1111 // ER_INVALID_GROUP_FUNC_USE
 	erWrongValueCount       mysqlproto.ErrorCode = 1136 // ER_WRONG_VALUE_COUNT_ON_ROW
-	erMixOfGroupFunc        mysqlproto.ErrorCode = 1140 // ER_MIX_OF_GROUP_FUNC_AND_FIELDS
+	erTableAccessDenied     mysqlproto.ErrorCode = 1142 // ER_TABLEACCESS_DENIED_ERROR
 	erNoSuchTable           mysqlproto.ErrorCode = 1146 // ER_NO_SUCH_TABLE
 	erUnknownSystemVariable mysqlproto.ErrorCode = 1193 // ER_UNKNOWN_SYSTEM_VARIABLE
 	erOutOfRange            mysqlproto.ErrorCode = 1264 // ER_WARN_DATA_OUT_OF_RANGE
@@ -32,10 +32,10 @@ const (
 var localSQLStates = map[mysqlproto.ErrorCode]string{
 	erBadNull:             "23000",
 	erBadField:            "42S22",
+	erNonUniq:             "23000",
+	erTableAccessDenied:   "42000",
 	erEmptyQuery:          "42000",
-	erFieldSpecifiedTwice: "42000",
 	erWrongValueCount:     "21S01",
-	erMixOfGroupFunc:      "42000",
 	erNoSuchTable:         "42S02",
 	erOutOfRange:          "22003",
 	erSPDoesNotExist:      "42000",
@@ -71,14 +71,6 @@ func syntaxErrAt(src string, pos int, expected string) *mysqlproto.SQLError {
 // unknownTable lists the tables so the operator can see what exists.
 func (c *catalog) unknownTable(name string) *mysqlproto.SQLError {
 	return sqlErr(erNoSuchTable, "Table 'main.%s' doesn't exist; tables: %s", name, c.names())
-}
-
-// unknownColumn names the column and lists the table's columns.
-func unknownColumn(t *Table, name string) *mysqlproto.SQLError {
-	if t == nil {
-		return sqlErr(erBadField, "Unknown column '%s' in 'field list' (no table given: add FROM <table>)", name)
-	}
-	return sqlErr(erBadField, "Unknown column '%s' in table '%s'; columns: %s", name, t.Name, t.columnNames())
 }
 
 // wrongValue reports a literal that does not fit a column's kind.

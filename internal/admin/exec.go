@@ -1,8 +1,9 @@
 package admin
 
 import (
+	"context"
 	"errors"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,21 +11,27 @@ import (
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 )
 
-// engine executes parsed statements against the catalog. It is shared by
-// all SQL connections and the HTTP API and holds no per-connection state.
+// engine executes statements against the catalog. It is shared by all
+// SQL connections and the HTTP API and holds no per-connection state.
 type engine struct {
 	cat       *catalog
+	store     *store
 	version   string // server version shown to clients
 	maxPacket int
 	tls       bool
 	started   time.Time
 
-	// writeMu serialises Update, Insert and Delete calls so a table never
-	// sees two changes at once, whatever the number of admin sessions.
+	// writeMu serialises changes so a table never sees two at once,
+	// whatever the number of admin sessions, and the rows a change was
+	// computed from are still the rows when it is applied.
 	writeMu sync.Mutex
 
 	questions atomic.Uint64 // statements executed, for SHOW STATUS
 	connected atomic.Int64  // open SQL sessions
+}
+
+func newEngine(cat *catalog, version string, maxPacket int, tls bool) *engine {
+	return &engine{cat: cat, store: newStore(cat), version: version, maxPacket: maxPacket, tls: tls, started: time.Now()}
 }
 
 // session is the per-connection state statements can see.
@@ -61,57 +68,88 @@ func (r *result) isSet() bool { return r.cols != nil }
 
 var okResult = &result{}
 
-// exec runs one statement.
-func (e *engine) exec(sess *session, st Statement) (*result, error) {
+// sqliteWords start the statements SQLite evaluates.
+var sqliteWords = []string{"SELECT", "WITH", "VALUES", "INSERT", "REPLACE", "UPDATE", "DELETE"}
+
+// exec runs one statement of query q. Statements of the SQL dialect go
+// to SQLite; SHOW, DESCRIBE, SET, USE and transaction control, which
+// clients send on their own, are answered here.
+func (e *engine) exec(sess *session, st *statement, q string) (*result, error) {
 	e.questions.Add(1)
 	en := &env{eng: e, sess: sess}
-	switch s := st.(type) {
-	case *SelectStmt:
-		return en.selectStmt(s)
-	case *UpdateStmt:
-		return en.update(s)
-	case *InsertStmt:
-		return en.insert(s)
-	case *DeleteStmt:
-		return en.delete(s)
-	case *ShowStmt:
-		return en.show(s)
-	case *SetStmt:
-		return okResult, nil
-	case *UseStmt:
-		sess.db = s.DB
-		return okResult, nil
-	case *TxStmt:
-		if s.Kind == TxBegin {
-			return nil, sqlErr(mysqlproto.ErNotSupportedYet,
-				"transactions are not supported on the admin interface: every statement applies on its own, immediately and atomically")
+	w := st.firstWord()
+	switch {
+	case slices.Contains(sqliteWords, w), w == "" && isPunct(st.toks[0], "("):
+		return en.sqlite(st, q)
+	case w == "SHOW":
+		return en.show(st, q)
+	case w == "DESCRIBE" || w == "DESC" || w == "EXPLAIN":
+		return en.describe(st, q)
+	case w == "SET":
+		return okResult, nil // SET NAMES, autocommit, sql_mode: nothing to change here
+	case w == "USE":
+		if len(st.toks) != 2 || (st.toks[1].kind != tokWord && st.toks[1].kind != tokQuoted) {
+			return nil, sqlErr(mysqlproto.ErParseError, "You have an error in your SQL syntax: expected USE <database>")
 		}
+		sess.db = st.toks[1].text
+		return okResult, nil
+	case w == "BEGIN" || w == "START":
+		return nil, sqlErr(mysqlproto.ErNotSupportedYet,
+			"transactions are not supported on the admin interface: every statement applies on its own, immediately and atomically")
+	case w == "COMMIT" || w == "ROLLBACK":
 		return okResult, nil // nothing is ever pending
 	}
-	return nil, sqlErr(mysqlproto.ErNotSupportedYet, "statement not supported on the admin interface")
+	code := mysqlproto.ErParseError // a typo
+	if slices.Contains(otherWords, w) {
+		code = mysqlproto.ErNotSupportedYet
+	}
+	return nil, sqlErr(code, "'%s' is not supported on the admin interface: it runs SELECT, INSERT, UPDATE, DELETE and REPLACE (SQLite's dialect) on galeon's tables, and SHOW, DESCRIBE, SET and USE", firstText(st))
 }
 
-// table resolves a table reference. The only schema is main; others are
-// accepted in name only, since clients sometimes qualify with whatever
-// database they think they are in.
-func (en *env) table(tn TableName) (*Table, error) {
-	if tn.Schema != "" && !strings.EqualFold(tn.Schema, "main") {
-		return nil, sqlErr(erNoSuchTable, "Table '%s.%s' doesn't exist; the admin interface has one database, main, with tables: %s",
-			tn.Schema, tn.Name, en.eng.cat.names())
+// otherWords start statements of MySQL or SQLite that the admin interface
+// refuses; anything else is reported as a syntax error.
+var otherWords = []string{"CREATE", "DROP", "ALTER", "RENAME", "TRUNCATE", "ATTACH", "DETACH", "PRAGMA", "VACUUM", "REINDEX",
+	"ANALYZE", "GRANT", "REVOKE", "LOAD", "SAVE", "KILL", "FLUSH", "LOCK", "UNLOCK", "CALL", "DO", "HANDLER", "INSTALL",
+	"OPTIMIZE", "CHECK", "REPAIR", "SAVEPOINT", "RELEASE", "PREPARE", "EXECUTE", "DEALLOCATE", "XA"}
+
+// firstText quotes the start of a statement for messages.
+func firstText(st *statement) string {
+	s := st.src
+	if len(s) > 40 {
+		s = s[:40] + "..."
 	}
-	t := en.eng.cat.lookup(tn.Name)
-	if t == nil {
-		return nil, en.eng.cat.unknownTable(tn.Name)
-	}
-	return t, nil
+	return s
 }
 
-// where compiles an optional WHERE clause.
-func (en *env) where(w Expr, t *Table) (condFn, error) {
-	if w == nil {
-		return nil, nil
+// sqlite evaluates a statement with SQLite.
+func (en *env) sqlite(st *statement, q string) (*result, error) {
+	if err := en.rewrite(st, q); err != nil {
+		return nil, err
 	}
-	return compileCond(w, scope{t: t, env: en})
+	ctx, cancel := context.WithTimeout(context.Background(), statementTimeout)
+	defer cancel()
+	lc, err := en.eng.store.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer en.eng.store.put(lc)
+	return lc.run(ctx, en.eng, st)
+}
+
+// isWrite reports whether a statement changes (or tries to change) rows,
+// for the audit log.
+func isWrite(st *statement) bool {
+	switch st.firstWord() {
+	case "INSERT", "REPLACE", "UPDATE", "DELETE":
+		return true
+	case "WITH":
+		for _, t := range st.toks {
+			if isKw(t, "insert") || isKw(t, "update") || isKw(t, "delete") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tableErr turns an error returned by a table function into what the
@@ -123,132 +161,4 @@ func tableErr(err error) error {
 		return se
 	}
 	return sqlErr(mysqlproto.ErUnknownError, "%s", err.Error())
-}
-
-// value checks one value written by UPDATE or INSERT against its column:
-// it must be a constant, fit the column's kind, and be NULL only if the
-// column allows it.
-func (en *env) value(col Column, e Expr) (any, error) {
-	sc, err := compileScalar(e, scope{env: en})
-	if err != nil {
-		var se *mysqlproto.SQLError
-		if errors.As(err, &se) && se.Code == erBadField {
-			return nil, sqlErr(mysqlproto.ErParseError,
-				"You have an error in your SQL syntax: the value for column '%s' must be a literal, not a column", col.Name)
-		}
-		return nil, err
-	}
-	if sc.value == nil {
-		if !col.Nullable {
-			return nil, sqlErr(erBadNull, "Column '%s' cannot be null", col.Name)
-		}
-		return nil, nil
-	}
-	v, cerr := convert(sc.value, col.Kind)
-	if cerr != nil {
-		return nil, wrongValue(col, sc.value, cerr)
-	}
-	return v, nil
-}
-
-func (en *env) update(s *UpdateStmt) (*result, error) {
-	t, err := en.table(s.Table)
-	if err != nil {
-		return nil, err
-	}
-	if t.Update == nil {
-		return nil, sqlErr(erOpenAsReadOnly, "Table '%s' is read only", t.Name)
-	}
-	set := make(map[string]any, len(s.Set))
-	for _, a := range s.Set {
-		i := t.column(a.Col.Name)
-		if i < 0 {
-			return nil, unknownColumn(t, a.Col.Name)
-		}
-		col := t.Columns[i]
-		key := strings.ToLower(col.Name)
-		if _, dup := set[key]; dup {
-			return nil, sqlErr(erFieldSpecifiedTwice, "Column '%s' specified twice", col.Name)
-		}
-		v, err := en.value(col, a.Value)
-		if err != nil {
-			return nil, err
-		}
-		set[key] = v
-	}
-	cond, err := en.where(s.Where, t)
-	if err != nil {
-		return nil, err
-	}
-	en.eng.writeMu.Lock()
-	defer en.eng.writeMu.Unlock()
-	n, err := t.Update(set, matchFunc(cond, len(t.Columns)))
-	if err != nil {
-		return nil, tableErr(err)
-	}
-	return &result{affected: uint64(max(n, 0))}, nil
-}
-
-func (en *env) insert(s *InsertStmt) (*result, error) {
-	t, err := en.table(s.Table)
-	if err != nil {
-		return nil, err
-	}
-	if t.Insert == nil {
-		return nil, sqlErr(erOpenAsReadOnly, "Table '%s' does not accept INSERT", t.Name)
-	}
-	cols := s.Columns
-	if cols == nil {
-		for _, c := range t.Columns {
-			cols = append(cols, &ColumnRef{Name: c.Name})
-		}
-	}
-	if len(cols) != len(s.Values) {
-		return nil, sqlErr(erWrongValueCount, "Column count doesn't match value count at row 1 (%d columns, %d values; columns of %s: %s)",
-			len(cols), len(s.Values), t.Name, t.columnNames())
-	}
-	row := make(map[string]any, len(cols))
-	for k, c := range cols {
-		i := t.column(c.Name)
-		if i < 0 {
-			return nil, unknownColumn(t, c.Name)
-		}
-		col := t.Columns[i]
-		key := strings.ToLower(col.Name)
-		if _, dup := row[key]; dup {
-			return nil, sqlErr(erFieldSpecifiedTwice, "Column '%s' specified twice", col.Name)
-		}
-		v, err := en.value(col, s.Values[k])
-		if err != nil {
-			return nil, err
-		}
-		row[key] = v
-	}
-	en.eng.writeMu.Lock()
-	defer en.eng.writeMu.Unlock()
-	if err := t.Insert(row); err != nil {
-		return nil, tableErr(err)
-	}
-	return &result{affected: 1}, nil
-}
-
-func (en *env) delete(s *DeleteStmt) (*result, error) {
-	t, err := en.table(s.Table)
-	if err != nil {
-		return nil, err
-	}
-	if t.Delete == nil {
-		return nil, sqlErr(erOpenAsReadOnly, "Table '%s' does not accept DELETE", t.Name)
-	}
-	cond, err := en.where(s.Where, t)
-	if err != nil {
-		return nil, err
-	}
-	en.eng.writeMu.Lock()
-	defer en.eng.writeMu.Unlock()
-	n, err := t.Delete(matchFunc(cond, len(t.Columns)))
-	if err != nil {
-		return nil, tableErr(err)
-	}
-	return &result{affected: uint64(max(n, 0))}, nil
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -117,26 +118,54 @@ func TestExecSelect(t *testing.T) {
 
 func TestExecResultMetadata(t *testing.T) {
 	eng, _ := newTestEngine(t)
-	res, err := run(eng, "SELECT hostname, port, max_lag, 'x', 1, COUNT(*) FROM servers")
-	if err == nil {
-		t.Fatalf("mixing COUNT(*) and columns should fail, got %s", render(res))
-	}
-	res, err = run(eng, "SELECT hostname AS h, port, max_lag, 'x', 1, 2.5, NULL FROM servers LIMIT 1")
+	res, err := run(eng, "SELECT hostname AS h, port, max_lag, 'x', 1, 2.5, NULL, COUNT(*) OVER () FROM servers LIMIT 1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []resultCol{
-		{name: "h", table: "servers", orgName: "hostname", kind: Text},
-		{name: "port", table: "servers", orgName: "port", kind: Int},
-		{name: "max_lag", table: "servers", orgName: "max_lag", kind: Float},
+		{name: "h", kind: Text},
+		{name: "port", kind: Int},
+		{name: "max_lag", kind: Float},
 		{name: "'x'", kind: Text},
 		{name: "1", kind: Int},
 		{name: "2.5", kind: Float},
 		{name: "NULL", kind: Text},
+		{name: "COUNT(*) OVER ()", kind: Int},
 	}
 	for i, c := range res.cols {
 		if c != want[i] {
 			t.Errorf("column %d: got %+v, want %+v", i, c, want[i])
+		}
+	}
+}
+
+// TestExecSQLEngine checks what the home-made dialect could not do: the
+// statements operators run on ProxySQL's admin interface all day.
+func TestExecSQLEngine(t *testing.T) {
+	tests := []struct{ sql, want string }{
+		{"SELECT SUM(weight) FROM servers", "SUM(weight): 151"},
+		{"SELECT hostgroup, COUNT(*) AS n, MAX(weight) FROM servers GROUP BY hostgroup ORDER BY hostgroup DESC",
+			"hostgroup,n,MAX(weight): 20|1|1; 10|2|100"},
+		{"SELECT s.hostname, t.value FROM servers s JOIN stats t ON t.value = s.hostgroup * 4 + 2", "hostname,value: db1|42; db2|42"},
+		{"SELECT hostname FROM servers WHERE weight > (SELECT AVG(weight) FROM servers)", "hostname: db1"},
+		{"SELECT hostname FROM servers ORDER BY weight % 7, hostname", "hostname: db2; db3; db1"},
+		{"SELECT hostname || ':' || port FROM servers WHERE status REGEXP '^OFF'", "hostname || ':' || port: db3:3307"},
+		{"SELECT GROUP_CONCAT(hostname) FROM servers WHERE comment IS NOT NULL", "GROUP_CONCAT(hostname): db1,db3"},
+		{"WITH big AS (SELECT * FROM servers WHERE weight >= 50) SELECT COUNT(*) FROM big", "COUNT(*): 2"},
+		{"SELECT CASE WHEN weight > 10 THEN 'heavy' ELSE 'light' END AS w FROM servers LIMIT 1 OFFSET 2", "w: light"},
+		{"SELECT hostname FROM servers WHERE hostname = \"db2\"", "hostname: db2"},
+		{"SELECT 'it\\'s', 'a''b'", "'it''s','a''b': it's|a'b"},
+		{"SELECT 1 /* comment */ + 1 -- trailing", "1 + 1: 2"},
+	}
+	for _, tt := range tests {
+		eng, _ := newTestEngine(t)
+		res, err := run(eng, tt.sql)
+		if err != nil {
+			t.Errorf("%s: %v", tt.sql, err)
+			continue
+		}
+		if got := render(res); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.sql, got, tt.want)
 		}
 	}
 }
@@ -153,6 +182,8 @@ func TestExecWrites(t *testing.T) {
 			"SELECT weight, max_lag FROM servers WHERE hostgroup = 10", "weight,max_lag: 8|2; 8|2"},
 		{"UPDATE servers SET weight = 9.0", "OK 3",
 			"SELECT COUNT(*) FROM servers WHERE weight = 9", "COUNT(*): 3"},
+		{"UPDATE servers SET weight = weight * 2 WHERE hostgroup = 10", "OK 2",
+			"SELECT weight FROM servers ORDER BY hostname", "weight: 200; 100; 1"},
 		{"UPDATE servers SET comment = NULL WHERE hostname LIKE 'db%'", "OK 3",
 			"SELECT COUNT(*) FROM servers WHERE comment IS NULL", "COUNT(*): 3"},
 		{"UPDATE servers SET comment = 42 WHERE hostname = 'db2'", "OK 1",
@@ -161,14 +192,20 @@ func TestExecWrites(t *testing.T) {
 			"SELECT COUNT(*) FROM servers WHERE status = 'OFFLINE_HARD'", "COUNT(*): 0"},
 		{"UPDATE servers SET weight = 1 WHERE comment = 'it''s \"quoted\"\\tand tabbed'", "OK 1",
 			"SELECT hostname FROM servers WHERE weight = 1", "hostname: db3"},
+		{"UPDATE servers SET weight = (SELECT value FROM stats WHERE name = 'queries') WHERE hostgroup = 20", "OK 1",
+			"SELECT weight FROM servers WHERE hostname = 'db3'", "weight: 42"},
 		{"INSERT INTO servers (hostname, port, hostgroup) VALUES ('db4', '3310', 30)", "OK 1",
 			"SELECT hostgroup, hostname, port, status FROM servers WHERE hostname = 'db4'", "hostgroup,hostname,port,status: 30|db4|3310|ONLINE"},
-		{"INSERT INTO servers SET hostname = 'db5'", "OK 1",
-			"SELECT COUNT(*) FROM servers", "COUNT(*): 4"},
+		{"INSERT INTO servers (hostname) VALUES ('db5'), ('db6')", "OK 2",
+			"SELECT COUNT(*) FROM servers", "COUNT(*): 5"},
+		{"INSERT INTO servers (hostname, hostgroup) SELECT hostname || '-copy', 40 FROM servers WHERE hostgroup = 10", "OK 2",
+			"SELECT hostname FROM servers WHERE hostgroup = 40", "hostname: db1-copy; db2-copy"},
 		{"INSERT INTO servers VALUES (1, 'db6', 1, 1, 'ONLINE', NULL, NULL)", "OK 1",
 			"SELECT hostname FROM servers WHERE hostgroup = 1", "hostname: db6"},
 		{"DELETE FROM servers WHERE hostgroup = 10", "OK 2",
 			"SELECT hostname FROM servers", "hostname: db3"},
+		{"DELETE FROM servers WHERE weight < (SELECT MAX(weight) FROM servers)", "OK 2",
+			"SELECT hostname FROM servers", "hostname: db1"},
 		{"DELETE FROM servers", "OK 3",
 			"SELECT COUNT(*) FROM servers", "COUNT(*): 0"},
 	}
@@ -193,43 +230,48 @@ func TestExecWrites(t *testing.T) {
 	}
 }
 
-func TestExecUpdateArguments(t *testing.T) {
-	var gotSet map[string]any
-	var matched []string
+// TestExecChanges checks what Apply receives: one change per row that
+// really changed, values converted to the column kinds.
+func TestExecChanges(t *testing.T) {
+	var got []Change
+	rows := [][]any{{"a", int64(1), 1.0}, {"b", 2, nil}, {"c", int64(3), 3.5}}
 	tbl := Table{
 		Name:    "t",
 		Columns: []Column{{Name: "Name", Kind: Text}, {Name: "N", Kind: Int}, {Name: "F", Kind: Float, Nullable: true}},
-		Rows:    func() [][]any { return nil },
-		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			gotSet = set
-			for _, r := range [][]any{{"a", int64(1), 1.0}, {"b", 2, nil}, {"c", int64(3), 3.5}} {
-				if match(r) {
-					matched = append(matched, r[0].(string))
-				}
-			}
-			return len(matched), nil
+		Rows:    func() [][]any { return rows },
+		Accepts: OpUpdate | OpInsert | OpDelete,
+		Apply: func(ch []Change) error {
+			got = append(got, ch...)
+			return nil
 		},
 	}
 	cat, err := newCatalog([]Table{tbl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := &engine{cat: cat}
-	res, err := run(eng, "UPDATE t SET n = '12', F = 3, name = 5 WHERE N >= 2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.affected != 2 || strings.Join(matched, ",") != "b,c" {
-		t.Errorf("affected %d, matched %v", res.affected, matched)
-	}
-	want := map[string]any{"n": int64(12), "f": float64(3), "name": "5"}
-	for k, v := range want {
-		if gotSet[k] != v {
-			t.Errorf("set[%q] = %#v, want %#v", k, gotSet[k], v)
+	eng := newEngine(cat, serverVersion, maxPacketSize, false)
+	defer eng.store.close()
+	for _, tc := range []struct{ sql, want string }{
+		{"UPDATE t SET n = '12', F = 3, name = 5 WHERE N >= 2", "OK 2 [b 2 <nil>]->[5 12 3] [c 3 3.5]->[5 12 3]"},
+		{"UPDATE t SET n = n WHERE name = 'a'", "OK 1"}, // matched, unchanged: Apply not called
+		{"UPDATE t SET f = f + 1", "OK 3 [a 1 1]->[a 1 2] [c 3 3.5]->[c 3 4.5]"},
+		{"INSERT INTO t (name) VALUES ('d')", "OK 1 []->[d <nil> <nil>]"},
+		{"DELETE FROM t WHERE f IS NULL", "OK 1 [b 2 <nil>]->[]"},
+	} {
+		got = nil
+		res, err := run(eng, tc.sql)
+		if err != nil {
+			t.Errorf("%s: %v", tc.sql, err)
+			continue
 		}
-	}
-	if len(gotSet) != len(want) {
-		t.Errorf("set = %#v", gotSet)
+		s := render(res)
+		for _, ch := range got {
+			s += fmt.Sprintf(" %v->%v", ch.Old, ch.New)
+		}
+		s = strings.ReplaceAll(s, "[]", "[]")
+		if s != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.sql, s, tc.want)
+		}
 	}
 }
 
@@ -242,46 +284,50 @@ func TestExecErrors(t *testing.T) {
 		{"SELECT * FROM nope", erNoSuchTable, "Table 'main.nope' doesn't exist; tables: servers, stats"},
 		{"SELECT * FROM other.servers", erNoSuchTable, "one database, main"},
 		{"UPDATE nope SET a = 1", erNoSuchTable, "tables: servers, stats"},
-		{"SELECT nope FROM servers", erBadField, "Unknown column 'nope' in table 'servers'; columns: hostgroup, hostname, port, weight, status, comment, max_lag"},
+		{"SELECT nope FROM servers", erBadField, "Unknown column 'nope'; columns of servers: hostgroup, hostname, port, weight, status, comment, max_lag"},
 		{"SELECT * FROM servers WHERE nope = 1", erBadField, "Unknown column 'nope'"},
 		{"SELECT * FROM servers ORDER BY nope", erBadField, "Unknown column 'nope'"},
-		{"SELECT * FROM servers WHERE weight = 'abc'", erTruncatedWrongValue, "Incorrect integer value: 'abc' for column 'weight'"},
-		{"SELECT * FROM servers WHERE max_lag IN (1, 'x')", erTruncatedWrongValue, "Incorrect double value: 'x' for column 'max_lag'"},
-		{"SELECT * FROM stats WHERE value = 'abc'", erTruncatedWrongValue, "for column 'value'"},
-		{"SELECT hostname FROM servers WHERE nope", erBadField, "Unknown column 'nope'"},
+		{"SELECT * FROM servers a JOIN servers b ON a.port = b.port WHERE hostname = 'x'", erNonUniq, "Column 'hostname' is ambiguous"},
 		{"SELECT *", erNoTablesUsed, "No tables used"},
-		{"SELECT hostname", erBadField, "add FROM"},
 		{"SELECT @@nope", erUnknownSystemVariable, "Unknown system variable 'nope'"},
+		{"SELECT @x", mysqlproto.ErNotSupportedYet, "user variables"},
+		{"SELECT * FROM servers WHERE hostname = ?", erUnsupportedPS, "placeholders"},
 		{"SELECT nope()", erSPDoesNotExist, "FUNCTION main.nope does not exist"},
-		{"SELECT database(1)", erWrongParamCount, "DATABASE"},
 		{"SELECT * FROM servers WHERE COUNT(*) > 1", erInvalidGroupFuncUse, "Invalid use of group function"},
-		{"SELECT COUNT(hostname) FROM servers", mysqlproto.ErNotSupportedYet, "only COUNT(*)"},
-		{"SELECT hostname, COUNT(*) FROM servers", erMixOfGroupFunc, "cannot be combined"},
+		{"SELEKT 1", mysqlproto.ErParseError, "'SELEKT 1' is not supported"},
+		{"SELECT FROM WHERE", mysqlproto.ErParseError, "syntax error"},
+		{"SELECT 'unterminated", mysqlproto.ErParseError, "closing '"},
 		{"UPDATE servers SET weight = 'abc'", erTruncatedWrongValue, "Incorrect integer value: 'abc' for column 'weight'"},
 		{"UPDATE servers SET weight = 1.5", erTruncatedWrongValue, "Incorrect integer value: '1.5' for column 'weight'"},
 		{"UPDATE servers SET weight = 1e30", erOutOfRange, "Out of range value for column 'weight'"},
 		{"UPDATE servers SET weight = '99999999999999999999'", erOutOfRange, "Out of range value for column 'weight'"},
-		{"UPDATE servers SET max_lag = 1e999", erOutOfRange, "Out of range value for column 'max_lag'"},
 		{"UPDATE servers SET max_lag = 'fast'", erTruncatedWrongValue, "Incorrect double value: 'fast' for column 'max_lag'"},
 		{"UPDATE servers SET weight = NULL", erBadNull, "Column 'weight' cannot be null"},
-		{"UPDATE servers SET nope = 1", erBadField, "Unknown column 'nope' in table 'servers'"},
-		{"UPDATE servers SET weight = 1, WEIGHT = 2", erFieldSpecifiedTwice, "Column 'weight' specified twice"},
-		{"UPDATE servers SET weight = port", mysqlproto.ErParseError, "must be a literal"},
+		{"UPDATE servers SET nope = 1", erBadField, "Unknown column 'nope'"},
+		{"UPDATE servers SET rowid = 9", erTableAccessDenied, "servers.ROWID cannot be changed"},
 		{"UPDATE servers SET weight = 1 WHERE nope = 2", erBadField, "Unknown column 'nope'"},
 		{"UPDATE servers SET status = 'BROKEN'", mysqlproto.ErUnknownError, "status must be ONLINE, OFFLINE_SOFT or OFFLINE_HARD, not BROKEN"},
 		{"UPDATE servers SET weight = -1", mysqlproto.ErUnknownError, "weight must not be negative"},
+		{"UPDATE servers SET weight = 200 - weight * 3", mysqlproto.ErUnknownError, "weight must not be negative"},
 		{"UPDATE stats SET value = 1", erOpenAsReadOnly, "Table 'stats' is read only"},
-		{"INSERT INTO stats (name) VALUES ('x')", erOpenAsReadOnly, "does not accept INSERT"},
-		{"DELETE FROM stats", erOpenAsReadOnly, "does not accept DELETE"},
+		{"INSERT INTO stats (name) VALUES ('x')", erOpenAsReadOnly, "Table 'stats' is read only"},
 		{"INSERT INTO servers (hostname) VALUES ('a', 'b')", erWrongValueCount, "Column count doesn't match value count"},
-		{"INSERT INTO servers VALUES ('a')", erWrongValueCount, "7 columns, 1 values"},
+		{"INSERT INTO servers VALUES ('a')", erWrongValueCount, "7 columns"},
 		{"INSERT INTO servers (nope) VALUES (1)", erBadField, "Unknown column 'nope'"},
-		{"INSERT INTO servers (port, port) VALUES (1, 2)", erFieldSpecifiedTwice, "specified twice"},
 		{"INSERT INTO servers (port) VALUES (1)", mysqlproto.ErUnknownError, "hostname is required"},
 		{"DELETE FROM servers WHERE nope IS NULL", erBadField, "Unknown column 'nope'"},
 		{"DESCRIBE nope", erNoSuchTable, "doesn't exist"},
 		{"SHOW CREATE TABLE nope", erNoSuchTable, "doesn't exist"},
+		{"SHOW NONSENSE", mysqlproto.ErParseError, "expected TABLES"},
 		{"BEGIN", mysqlproto.ErNotSupportedYet, "transactions are not supported"},
+		// The engine runs nothing but reads and row changes on galeon's tables.
+		{"ATTACH DATABASE '/tmp/x.db' AS x", mysqlproto.ErNotSupportedYet, "is not supported"},
+		{"PRAGMA table_info(servers)", mysqlproto.ErNotSupportedYet, "is not supported"},
+		{"CREATE TABLE x (a INT)", mysqlproto.ErNotSupportedYet, "is not supported"},
+		{"SELECT * FROM sqlite_master", erTableAccessDenied, "sqlite_master is not an admin table"},
+		{"SELECT * FROM pragma_table_info('servers')", erTableAccessDenied, "pragma_table_info is not an admin table"},
+		{"SELECT load_extension('/tmp/evil.so')", erTableAccessDenied, "function load_extension is not available"},
+		{"WITH x AS (SELECT 1) SELECT * FROM temp.sqlite_master", erTableAccessDenied, "not an admin table"},
 	}
 	for _, tt := range tests {
 		eng, fs := newTestEngine(t)
@@ -307,13 +353,16 @@ func TestExecTableSQLError(t *testing.T) {
 	tbl := Table{
 		Name:    "t",
 		Columns: []Column{{Name: "a", Kind: Int}},
-		Rows:    func() [][]any { return nil },
-		Delete: func(func([]any) bool) (int, error) {
-			return 0, mysqlproto.NewSQLError(mysqlproto.ErOptionPreventsStatement, "the last writer cannot be removed")
+		Rows:    func() [][]any { return [][]any{{1}} },
+		Accepts: OpDelete,
+		Apply: func([]Change) error {
+			return mysqlproto.NewSQLError(mysqlproto.ErOptionPreventsStatement, "the last writer cannot be removed")
 		},
 	}
 	cat, _ := newCatalog([]Table{tbl})
-	_, err := run(&engine{cat: cat}, "DELETE FROM t")
+	eng := newEngine(cat, serverVersion, maxPacketSize, false)
+	defer eng.store.close()
+	_, err := run(eng, "DELETE FROM t")
 	var se *mysqlproto.SQLError
 	if !errors.As(err, &se) || se.Code != mysqlproto.ErOptionPreventsStatement {
 		t.Errorf("got %v", err)

@@ -58,64 +58,57 @@ func validStatus(v any) error {
 	return fmt.Errorf("status must be ONLINE, OFFLINE_SOFT or OFFLINE_HARD, not %v", v)
 }
 
-func (f *fakeServers) update(set map[string]any, match func([]any) bool) (int, error) {
+// apply validates every change on a copy and swaps it in only if all are
+// valid. Rows are identified by hostname.
+func (f *fakeServers) apply(changes []Change) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	next := make([][]any, len(f.rows))
-	n := 0
-	for i, r := range f.rows {
-		next[i] = slices.Clone(r)
-		if !match(r) {
-			continue
-		}
-		for k, v := range set {
-			idx := slices.IndexFunc(serverColumns, func(c Column) bool { return c.Name == k })
-			if idx < 0 {
-				return 0, fmt.Errorf("bad key %q", k)
-			}
-			if k == "status" {
-				if err := validStatus(v); err != nil {
-					return 0, err
+	next := make([][]any, 0, len(f.rows))
+	for _, r := range f.rows {
+		next = append(next, slices.Clone(r))
+	}
+	find := func(host any) int {
+		return slices.IndexFunc(next, func(r []any) bool { return r[1] == host })
+	}
+	for _, ch := range changes {
+		if ch.Op() == OpInsert {
+			ch.New = slices.Clone(ch.New)
+			for i, def := range []any{int64(0), nil, int64(3306), int64(1), "ONLINE", nil, nil} {
+				if ch.New[i] == nil {
+					ch.New[i] = def
 				}
 			}
-			if k == "weight" && v.(int64) < 0 {
-				return 0, errors.New("weight must not be negative")
-			}
-			next[i][idx] = v
 		}
-		n++
+		if ch.New != nil {
+			if ch.New[1] == nil {
+				return errors.New("hostname is required")
+			}
+			if err := validStatus(ch.New[4]); err != nil {
+				return err
+			}
+			if w, ok := ch.New[3].(int64); ok && w < 0 {
+				return errors.New("weight must not be negative")
+			}
+		}
+		switch ch.Op() {
+		case OpInsert:
+			next = append(next, ch.New)
+		case OpUpdate:
+			i := find(ch.Old[1])
+			if i < 0 {
+				return fmt.Errorf("no server %v", ch.Old[1])
+			}
+			next[i] = slices.Clone(ch.New)
+		case OpDelete:
+			i := find(ch.Old[1])
+			if i < 0 {
+				return fmt.Errorf("no server %v", ch.Old[1])
+			}
+			next = slices.Delete(next, i, i+1)
+		}
 	}
 	f.rows = next
-	return n, nil
-}
-
-func (f *fakeServers) insert(row map[string]any) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := []any{int64(0), nil, int64(3306), int64(1), "ONLINE", nil, nil}
-	for k, v := range row {
-		idx := slices.IndexFunc(serverColumns, func(c Column) bool { return c.Name == k })
-		if idx < 0 {
-			return fmt.Errorf("bad key %q", k)
-		}
-		r[idx] = v
-	}
-	if r[1] == nil {
-		return errors.New("hostname is required")
-	}
-	if err := validStatus(r[4]); err != nil {
-		return err
-	}
-	f.rows = append(f.rows, r)
 	return nil
-}
-
-func (f *fakeServers) delete(match func([]any) bool) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	before := len(f.rows)
-	f.rows = slices.DeleteFunc(slices.Clone(f.rows), match)
-	return before - len(f.rows), nil
 }
 
 func (f *fakeServers) table() Table {
@@ -123,9 +116,8 @@ func (f *fakeServers) table() Table {
 		Name:    "servers",
 		Columns: serverColumns,
 		Rows:    f.snapshot,
-		Update:  f.update,
-		Insert:  f.insert,
-		Delete:  f.delete,
+		Accepts: OpUpdate | OpInsert | OpDelete,
+		Apply:   f.apply,
 	}
 }
 
@@ -159,18 +151,20 @@ func newTestEngine(t testing.TB) (*engine, *fakeServers) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &engine{cat: cat, version: serverVersion, maxPacket: maxPacketSize, started: time.Now()}, fs
+	eng := newEngine(cat, serverVersion, maxPacketSize, false)
+	t.Cleanup(eng.store.close)
+	return eng, fs
 }
 
-// run parses and executes one statement on eng.
+// run splits and executes a query on eng and returns the last result.
 func run(eng *engine, sql string) (*result, error) {
-	stmts, err := Parse(sql)
+	stmts, err := splitQuery(sql)
 	if err != nil {
 		return nil, err
 	}
 	var res *result
 	for _, st := range stmts {
-		if res, err = eng.exec(&session{user: "admin", host: "127.0.0.1", connID: 7, db: "main"}, st); err != nil {
+		if res, err = eng.exec(&session{user: "admin", host: "127.0.0.1", connID: 7, db: "main"}, st, sql); err != nil {
 			return nil, err
 		}
 	}

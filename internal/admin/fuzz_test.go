@@ -7,13 +7,14 @@ import (
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 )
 
-// FuzzParse feeds arbitrary text to the parser and, when it parses, runs
-// it against the fake tables: neither may panic, and every error must be
-// an SQL error ready to send (never a bare Go error the connection would
-// have to paper over).
+// FuzzQuery feeds arbitrary text to the splitter and, when it splits,
+// runs it against the fake tables through SQLite: nothing may panic,
+// every error must be an SQL error ready to send (never a bare Go error
+// the connection would have to paper over), and whatever the text, the
+// only changes that reach the table are row changes it accepts.
 //
-//	go test -run '^$' -fuzz FuzzParse -fuzztime 15s ./internal/admin/
-func FuzzParse(f *testing.F) {
+//	go test -run '^$' -fuzz FuzzQuery -fuzztime 15s ./internal/admin/
+func FuzzQuery(f *testing.F) {
 	for _, seed := range []string{
 		"SELECT * FROM servers WHERE hostgroup = 10 AND (status IN ('ONLINE', 'x') OR weight BETWEEN 1 AND 5) ORDER BY port DESC LIMIT 2, 3",
 		"SELECT hostname AS h, COUNT(*), @@version, DATABASE() FROM main.servers WHERE comment IS NOT NULL",
@@ -30,25 +31,28 @@ func FuzzParse(f *testing.F) {
 		"SELECT 18446744073709551616, -9223372036854775808, .5e-3, 1e",
 		"SELECT @@session.autocommit, @x, ?",
 		"LOAD MYSQL SERVERS TO RUNTIME",
+		"SELECT hostgroup, SUM(weight) FROM servers s JOIN stats t ON t.value > s.port GROUP BY 1 HAVING COUNT(*) > 0",
+		"UPDATE servers SET weight = weight + 1 WHERE hostname IN (SELECT name FROM stats); ATTACH ':memory:' AS x",
+		"INSERT INTO servers (hostname) SELECT name FROM stats WHERE name REGEXP '^q'",
 	} {
 		f.Add(seed)
 	}
 	eng, _ := newTestEngine(f)
 	f.Fuzz(func(t *testing.T, sql string) {
-		stmts, err := Parse(sql)
+		stmts, err := splitQuery(sql)
 		if err != nil {
 			var se *mysqlproto.SQLError
 			if !errors.As(err, &se) {
-				t.Fatalf("Parse(%q): non-SQL error %v", sql, err)
+				t.Fatalf("splitQuery(%q): non-SQL error %v", sql, err)
 			}
 			return
 		}
 		if len(stmts) == 0 {
-			t.Fatalf("Parse(%q): no statements and no error", sql)
+			t.Fatalf("splitQuery(%q): no statements and no error", sql)
 		}
 		sess := &session{user: "admin", host: "h", db: "main"}
 		for _, st := range stmts {
-			if _, err := eng.exec(sess, st); err != nil {
+			if _, err := eng.exec(sess, st, sql); err != nil {
 				var se *mysqlproto.SQLError
 				if !errors.As(err, &se) {
 					t.Fatalf("exec(%q): non-SQL error %v", sql, err)

@@ -142,12 +142,12 @@ func skipSpace(src string, i int) int {
 
 // punctLen returns the length of the operator at the start of s, or 0.
 func punctLen(s string) int {
-	for _, op := range [...]string{"<=>", "<=", ">=", "<>", "!=", "==", "||", "&&"} {
+	for _, op := range [...]string{"<=>", "<=", ">=", "<>", "!=", "==", "||", "&&", "<<", ">>"} {
 		if strings.HasPrefix(s, op) {
 			return len(op)
 		}
 	}
-	if strings.IndexByte("(),;*.=<>+-?!", s[0]) >= 0 {
+	if strings.IndexByte("(),;*.=<>+-?!/%|&~", s[0]) >= 0 {
 		return 1
 	}
 	return 0

@@ -114,20 +114,26 @@ func TestTablePanicIsContained(t *testing.T) {
 		Name:    "boom",
 		Columns: []Column{{Name: "a", Kind: Int}},
 		Rows:    func() [][]any { panic("rows exploded") },
-		Update:  func(map[string]any, func([]any) bool) (int, error) { panic("update exploded") },
 	}
-	s := startServer(t, Config{}, []Table{boom}, nil)
+	bang := Table{
+		Name:    "bang",
+		Columns: []Column{{Name: "a", Kind: Int}},
+		Rows:    func() [][]any { return [][]any{{1}} },
+		Accepts: OpUpdate,
+		Apply:   func([]Change) error { panic("update exploded") },
+	}
+	s := startServer(t, Config{}, []Table{boom, bang}, nil)
 	rc := dialRaw(t, s)
 	if err := rc.login(0, false); err != nil {
 		t.Fatal(err)
 	}
 	out := rc.query("SELECT * FROM boom")
 	expectErr(t, out[0], 1105, "rows exploded")
-	out = rc.query("UPDATE boom SET a = 1")
+	out = rc.query("UPDATE bang SET a = 2")
 	expectErr(t, out[0], 1105, "update exploded")
-	// The write lock was released: a second update gets the same error
-	// rather than hanging.
-	out = rc.query("UPDATE boom SET a = 2")
+	// The write lock and the SQLite connection were released: a second
+	// update gets the same error rather than hanging.
+	out = rc.query("UPDATE bang SET a = 3")
 	expectErr(t, out[0], 1105, "update exploded")
 	out = rc.query("SELECT 1")
 	if len(out) < 3 {

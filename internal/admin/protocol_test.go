@@ -251,7 +251,7 @@ func TestProtocolCommandErrorsKeepSession(t *testing.T) {
 	out = rc.command([]byte{0x99})
 	expectErr(t, out[0], mp.ErUnknownComError, "Unknown command")
 	out = rc.query("SELECT * FROM")
-	expectErr(t, out[0], mp.ErParseError, "expected a table name")
+	expectErr(t, out[0], mp.ErParseError, "incomplete input")
 	out = rc.query("")
 	expectErr(t, out[0], erEmptyQuery, "Query was empty")
 	if out := rc.command([]byte{byte(mp.ComPing)}); !mp.IsOK(out[0]) {

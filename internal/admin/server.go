@@ -57,14 +57,8 @@ func NewServer(cfg Config, tables []Table, metrics http.Handler) *Server {
 	var junk [32]byte
 	_, _ = rand.Read(junk[:])
 	return &Server{
-		cfg: cfg,
-		eng: &engine{
-			cat:       cat,
-			version:   serverVersion,
-			maxPacket: maxPacketSize,
-			tls:       cfg.TLS != nil,
-			started:   time.Now(),
-		},
+		cfg:     cfg,
+		eng:     newEngine(cat, serverVersion, maxPacketSize, cfg.TLS != nil),
 		metrics: metrics,
 		ui:      http.StripPrefix("/ui", dashboard.Handler()),
 		log:     cfg.Logger.With("component", "admin"),
@@ -180,6 +174,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.shutdown(sqlLn, hs)
 	s.wg.Wait()
+	s.eng.store.close()
 	return err
 }
 

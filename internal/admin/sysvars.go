@@ -4,7 +4,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -56,14 +55,6 @@ func (en *env) sysVars() map[string]any {
 	}
 }
 
-// sysVar looks up @@name.
-func (en *env) sysVar(name string) (any, error) {
-	if v, ok := en.sysVars()[name]; ok {
-		return v, nil
-	}
-	return nil, sqlErr(erUnknownSystemVariable, "Unknown system variable '%s'", name)
-}
-
 // sortedVars returns the variables as rows for SHOW VARIABLES.
 func (en *env) sortedVars() [][]any {
 	vars := en.sysVars()
@@ -78,40 +69,6 @@ func (en *env) sortedVars() [][]any {
 		rows[i] = []any{k, v}
 	}
 	return rows
-}
-
-// call evaluates the functions clients use to find out where they are.
-// COUNT(*) is handled by the select list, the only place it may appear.
-func (en *env) call(fc *FuncCall) (any, error) {
-	if fc.Name == "count" {
-		return nil, sqlErr(erInvalidGroupFuncUse, "Invalid use of group function: COUNT(*) belongs in the select list")
-	}
-	var v any
-	switch fc.Name {
-	case "database", "schema":
-		v = en.sess.db
-		if en.sess.db == "" {
-			v = nil
-		}
-	case "user", "current_user", "session_user", "system_user":
-		v = en.sess.user + "@" + en.sess.host
-	case "version":
-		v = en.eng.version
-	case "connection_id":
-		v = int64(en.sess.connID)
-	case "now", "current_timestamp", "sysdate", "localtime", "localtimestamp":
-		v = time.Now().Format(time.DateTime)
-	case "unix_timestamp":
-		v = time.Now().Unix()
-	case "last_insert_id", "row_count", "found_rows":
-		v = int64(0)
-	default:
-		return nil, sqlErr(erSPDoesNotExist, "FUNCTION main.%s does not exist (the admin interface knows DATABASE(), USER(), VERSION(), CONNECTION_ID(), NOW(), UNIX_TIMESTAMP() and COUNT(*))", fc.Name)
-	}
-	if fc.Star || len(fc.Args) > 0 {
-		return nil, sqlErr(erWrongParamCount, "Incorrect parameter count in the call to native function '%s'", strings.ToUpper(fc.Name))
-	}
-	return v, nil
 }
 
 // status returns the rows of SHOW STATUS.

@@ -48,6 +48,52 @@ type Column struct {
 	Sensitive bool
 }
 
+// Op is a kind of row change a table accepts from SQL.
+type Op uint8
+
+// Row changes. A statement's changes are classified row by row, so an
+// INSERT ... SELECT, a REPLACE or an UPDATE over a join are checked the
+// same way as their simple forms.
+const (
+	OpUpdate Op = 1 << iota
+	OpInsert
+	OpDelete
+)
+
+// String names the statement that makes the change, for messages.
+func (o Op) String() string {
+	switch o {
+	case OpUpdate:
+		return "UPDATE"
+	case OpInsert:
+		return "INSERT"
+	case OpDelete:
+		return "DELETE"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Change is one row changed by a statement. Old is nil for an inserted
+// row and New is nil for a deleted one. Values are canonical (int64,
+// float64, string or nil) and already converted to their column's kind;
+// NULL appears only in Nullable columns, except in an inserted row, where
+// a column the statement did not name is nil and the table decides
+// whether it is required.
+type Change struct {
+	Old, New []any
+}
+
+// Op says whether the change updates, inserts or deletes a row.
+func (c Change) Op() Op {
+	switch {
+	case c.Old == nil:
+		return OpInsert
+	case c.New == nil:
+		return OpDelete
+	}
+	return OpUpdate
+}
+
 // Table is one admin table. Rows are read fresh on every query.
 type Table struct {
 	Name    string
@@ -57,19 +103,18 @@ type Table struct {
 	// string-like types are converted, so a sloppy value is shown rather
 	// than refused. Rows may be called concurrently.
 	Rows func() [][]any
-	// Update applies SET col=value,... to the rows selected by match; nil
-	// makes the table read-only. It must apply atomically (all rows or
-	// none) and return the number of rows changed, or an error whose
-	// message is shown to the operator. Keys of set are lower-case column
-	// names; values are already type-checked against the column kinds
-	// (int64, float64, string, or nil for Nullable columns).
-	Update func(set map[string]any, match func(row []any) bool) (int, error)
-	// Insert adds one row given as lower-case column name to value, with
-	// only the columns the statement named; nil means INSERT is refused.
-	Insert func(row map[string]any) error
-	// Delete removes the rows selected by match atomically and returns how
-	// many it removed; nil means DELETE is refused.
-	Delete func(match func(row []any) bool) (int, error)
+	// Accepts lists the changes SQL may make; zero makes the table
+	// read-only. A statement producing any other kind of change is
+	// refused (error 1036) before Apply is called.
+	Accepts Op
+	// Apply applies every row change of one statement, computed by the
+	// SQL engine on a copy of the rows Rows returned. It must validate
+	// them all and apply all or none; its error message is shown to the
+	// operator (return a *mysqlproto.SQLError to choose the code). The
+	// rows identify themselves by their Old values, so a table keyed by
+	// name finds the row by Old's name column. It is never called with
+	// an empty list.
+	Apply func(changes []Change) error
 }
 
 // column returns the index of the column named name (case-insensitive),
@@ -133,6 +178,9 @@ func newCatalog(tables []Table) (*catalog, error) {
 		}
 		if t.Rows == nil {
 			return nil, fmt.Errorf("admin: table %q has no Rows function", t.Name)
+		}
+		if (t.Accepts != 0) != (t.Apply != nil) {
+			return nil, fmt.Errorf("admin: table %q: Accepts and Apply go together", t.Name)
 		}
 		for j, col := range t.Columns {
 			if !validName(col.Name) {

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -188,66 +187,4 @@ func parseNumber(s string) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	return f, err == nil
-}
-
-// compareValues orders two canonical non-nil values. Numbers compare
-// numerically (exactly when both are int64); strings compare bytewise; a
-// number against a string compares numerically if the string is a number
-// and as text otherwise.
-func compareValues(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		switch y := b.(type) {
-		case int64:
-			return cmp.Compare(x, y)
-		case float64:
-			return cmpFloat(float64(x), y)
-		case string:
-			if f, ok := parseNumber(strings.TrimSpace(y)); ok {
-				return cmpFloat(float64(x), f)
-			}
-		}
-	case float64:
-		switch y := b.(type) {
-		case int64:
-			return cmpFloat(x, float64(y))
-		case float64:
-			return cmpFloat(x, y)
-		case string:
-			if f, ok := parseNumber(strings.TrimSpace(y)); ok {
-				return cmpFloat(x, f)
-			}
-		}
-	case string:
-		switch y := b.(type) {
-		case string:
-			return strings.Compare(x, y)
-		case int64, float64:
-			return -compareValues(b, a)
-		}
-	}
-	as, _ := formatValue(a)
-	bs, _ := formatValue(b)
-	return strings.Compare(as, bs)
-}
-
-// cmpFloat orders NaN before every number (and equal to itself), so
-// sorting stays consistent whatever a table returns.
-func cmpFloat(a, b float64) int { return cmp.Compare(a, b) }
-
-// truthy is MySQL's truth value of a scalar used as a condition: non-zero
-// numbers are true, strings count by their numeric value.
-func truthy(v any) tri {
-	switch x := v.(type) {
-	case nil:
-		return unknown
-	case int64:
-		return triOf(x != 0)
-	case float64:
-		return triOf(x != 0)
-	case string:
-		f, _ := parseNumber(strings.TrimSpace(x))
-		return triOf(f != 0)
-	}
-	return unknown
 }

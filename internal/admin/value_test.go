@@ -91,30 +91,6 @@ func TestConvert(t *testing.T) {
 	}
 }
 
-func TestCompareValues(t *testing.T) {
-	tests := []struct {
-		a, b any
-		want int
-	}{
-		{int64(1), int64(2), -1},
-		{int64(2), 1.5, 1},
-		{1.5, int64(2), -1},
-		{int64(9007199254740993), int64(9007199254740992), 1}, // exact beyond float precision
-		{"a", "b", -1},
-		{"B", "a", -1}, // bytewise: case-sensitive
-		{int64(10), "9", 1},
-		{"10", int64(9), 1},
-		{"abc", int64(1), 1}, // not a number: compared as text
-		{math.NaN(), 1.0, -1},
-		{math.NaN(), math.NaN(), 0},
-	}
-	for _, tt := range tests {
-		if got := compareValues(tt.a, tt.b); got != tt.want {
-			t.Errorf("compare(%#v, %#v) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func TestNormalize(t *testing.T) {
 	ts := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 	tests := []struct {

@@ -62,51 +62,62 @@ func (p *Proxy) serversTable() admin.Table {
 			}
 			return out
 		},
-		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			snap := p.view.Load()
-			w, _ := snap.Writer()
-			if st, ok := set["admin_state"]; ok {
-				if len(set) != 1 || (st != "drain" && st != "active") {
-					return 0, errors.New("set admin_state alone, to 'drain' (no new transactions; in-flight ones finish) or 'active'")
-				}
-				n := 0
-				for _, srv := range snap.Servers {
-					if match(row(srv, w.Name)) {
-						p.Drain(srv.Name, st == "drain")
-						n++
+		Accepts: admin.OpUpdate,
+		Apply: func(changes []admin.Change) error {
+			// Validate every row first, then apply: weights in one
+			// atomic topology update, drains after it.
+			weights := map[string][2]int{}
+			drains := map[string]bool{}
+			for _, ch := range changes {
+				name, _ := ch.Old[0].(string)
+				ww, rw := ch.Old[2], ch.Old[3]
+				for i, c := range cols {
+					if ch.New[i] == ch.Old[i] {
+						continue
+					}
+					switch c.Name {
+					case "writer_weight", "reader_weight":
+						x, _ := ch.New[i].(int64)
+						if x < 0 || x > 1_000_000 {
+							return fmt.Errorf("%s = %d for %s: use 0 (not in that hostgroup) to 1000000", c.Name, x, name)
+						}
+					case "admin_state":
+						st := ch.New[i]
+						if st != "drain" && st != "active" {
+							return fmt.Errorf("admin_state = %v for %s: use 'drain' (no new transactions; in-flight ones finish) or 'active'", st, name)
+						}
+						drains[name] = st == "drain"
+					default:
+						return fmt.Errorf("servers.%s cannot be changed at runtime; only writer_weight, reader_weight and admin_state can", c.Name)
 					}
 				}
-				return n, p.shared()
-			}
-			for k := range set {
-				if k != "writer_weight" && k != "reader_weight" {
-					return 0, fmt.Errorf("servers.%s cannot be changed at runtime; only writer_weight, reader_weight and admin_state can", k)
+				if ch.New[2] != ww || ch.New[3] != rw {
+					w, _ := ch.New[2].(int64)
+					r, _ := ch.New[3].(int64)
+					weights[name] = [2]int{int(w), int(r)}
 				}
 			}
-			n := 0
-			err := p.view.Update(func(s *topology.Server) error {
-				if !match(row(*s, w.Name)) {
+			if len(weights) > 0 {
+				found := 0
+				err := p.view.Update(func(s *topology.Server) error {
+					if w, ok := weights[s.Name]; ok {
+						s.WriterWeight, s.ReaderWeight = w[0], w[1]
+						found++
+					}
 					return nil
+				})
+				if err != nil {
+					return err
 				}
-				n++
-				for k, v := range set {
-					x := v.(int64)
-					if x < 0 || x > 1_000_000 {
-						return fmt.Errorf("%s = %d: use 0 (not in that hostgroup) to 1000000", k, x)
-					}
-					if k == "writer_weight" {
-						s.WriterWeight = int(x)
-					} else {
-						s.ReaderWeight = int(x)
-					}
+				if found != len(weights) {
+					return errors.New("a server left the topology while the statement ran; nothing was changed, run it again")
 				}
-				return nil
-			})
-			if err != nil {
-				return 0, err
+				p.log.Info("admin: server weights updated", "servers", fmt.Sprint(weights))
 			}
-			p.log.Info("admin: servers updated", "rows", n, "set", fmt.Sprint(set))
-			return n, p.shared()
+			for name, on := range drains {
+				p.Drain(name, on)
+			}
+			return p.shared()
 		},
 	}
 }
@@ -126,19 +137,15 @@ func (p *Proxy) writerTable() admin.Table {
 	}
 	return admin.Table{
 		Name: "writer", Columns: cols,
-		Rows: func() [][]any { return [][]any{row()} },
-		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			node, ok := set["node"].(string)
-			if len(set) != 1 || !ok {
-				return 0, errors.New("only writer.node can be set: UPDATE writer SET node = 'NAME' moves the writer role there gracefully")
+		Rows:    func() [][]any { return [][]any{row()} },
+		Accepts: admin.OpUpdate,
+		Apply: func(changes []admin.Change) error {
+			ch := changes[0]
+			node, ok := ch.New[0].(string)
+			if !ok || len(changes) != 1 || ch.New[1] != ch.Old[1] || ch.New[2] != ch.Old[2] || ch.New[3] != ch.Old[3] {
+				return errors.New("only writer.node can be set: UPDATE writer SET node = 'NAME' moves the writer role there gracefully")
 			}
-			if !match(row()) {
-				return 0, nil
-			}
-			if err := p.Switchover(node); err != nil {
-				return 0, err
-			}
-			return 1, nil
+			return p.Switchover(node)
 		},
 	}
 }
@@ -171,23 +178,31 @@ func (p *Proxy) usersTable() admin.Table {
 			}
 			return out
 		},
-		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			hg, ok := set["default_hostgroup"]
-			if len(set) != 1 || !ok {
-				return 0, errors.New("only users.default_hostgroup can be changed at runtime")
-			}
-			h := hg.(string)
-			if h != "" && h != config.HostgroupWriter && h != config.HostgroupReader {
-				return 0, fmt.Errorf("default_hostgroup %q: use '', 'writer' or 'reader'", h)
-			}
-			n := 0
-			for _, u := range sorted() {
-				if match(row(u)) {
-					u.defaultHostgroup.Store(&h)
-					n++
+		Accepts: admin.OpUpdate,
+		Apply: func(changes []admin.Change) error {
+			users := *p.users.Load()
+			set := map[*user]string{}
+			for _, ch := range changes {
+				for i := range cols {
+					if i != 2 && ch.New[i] != ch.Old[i] {
+						return errors.New("only users.default_hostgroup can be changed at runtime")
+					}
 				}
+				h, _ := ch.New[2].(string)
+				if h != "" && h != config.HostgroupWriter && h != config.HostgroupReader {
+					return fmt.Errorf("default_hostgroup %q: use '', 'writer' or 'reader'", h)
+				}
+				name, _ := ch.Old[0].(string)
+				u := users[name]
+				if u == nil {
+					return fmt.Errorf("user %s no longer exists; nothing was changed", name)
+				}
+				set[u] = h
 			}
-			return n, p.shared()
+			for u, h := range set {
+				u.defaultHostgroup.Store(&h)
+			}
+			return p.shared()
 		},
 	}
 }
@@ -223,21 +238,7 @@ func (p *Proxy) rulesTable() admin.Table {
 		}
 		return p.shared()
 	}
-	fromMap := func(r *config.QueryRule, m map[string]any) {
-		for k, v := range m {
-			s, _ := v.(string)
-			switch k {
-			case "match":
-				r.Match = s
-			case "digest":
-				r.Digest = s
-			case "user":
-				r.User = s
-			case "destination":
-				r.Destination = s
-			}
-		}
-	}
+	str := func(v any) string { s, _ := v.(string); return s }
 	return admin.Table{
 		Name: "query_rules", Columns: cols,
 		Rows: func() [][]any {
@@ -247,38 +248,41 @@ func (p *Proxy) rulesTable() admin.Table {
 			}
 			return out
 		},
-		Insert: func(m map[string]any) error {
-			if _, ok := m["rule_id"]; ok {
-				return errors.New("rule_id is the rule's position and is assigned; leave it out")
-			}
-			var r config.QueryRule
-			fromMap(&r, m)
-			return apply(append(current(), r))
-		},
-		Update: func(set map[string]any, match func([]any) bool) (int, error) {
-			if _, ok := set["rule_id"]; ok {
-				return 0, errors.New("rule_id cannot be changed: delete and insert to reorder")
-			}
-			rs, n := current(), 0
-			for i := range rs {
-				if match(row(i, rs[i])) {
-					fromMap(&rs[i], set)
-					n++
+		Accepts: admin.OpInsert | admin.OpUpdate | admin.OpDelete,
+		Apply: func(changes []admin.Change) error {
+			rs := current()
+			drop := make([]bool, len(rs))
+			var added []config.QueryRule
+			for _, ch := range changes {
+				if ch.Old != nil {
+					id, _ := ch.Old[0].(int64)
+					if id < 1 || int(id) > len(rs) {
+						return errors.New("the query rules changed while the statement ran; nothing was changed, run it again")
+					}
+					if ch.New == nil {
+						drop[id-1] = true
+						continue
+					}
+					if ch.New[0] != ch.Old[0] {
+						return errors.New("rule_id cannot be changed: it is the rule's position; delete and insert to reorder")
+					}
+				} else if ch.New[0] != nil {
+					return errors.New("rule_id is the rule's position and is assigned; leave it out")
 				}
-			}
-			return n, apply(rs)
-		},
-		Delete: func(match func([]any) bool) (int, error) {
-			var keep []config.QueryRule
-			n := 0
-			for i, r := range current() {
-				if match(row(i, r)) {
-					n++
+				r := config.QueryRule{Match: str(ch.New[1]), Digest: str(ch.New[2]), User: str(ch.New[3]), Destination: str(ch.New[4])}
+				if ch.Old == nil {
+					added = append(added, r)
 				} else {
-					keep = append(keep, r)
+					rs[ch.Old[0].(int64)-1] = r
 				}
 			}
-			return n, apply(keep)
+			var next []config.QueryRule
+			for i, r := range rs {
+				if !drop[i] {
+					next = append(next, r)
+				}
+			}
+			return apply(append(next, added...))
 		},
 	}
 }
@@ -357,10 +361,12 @@ func (p *Proxy) digestTable() admin.Table {
 			}
 			return out
 		},
-		Delete: func(match func([]any) bool) (int, error) {
-			n := len(p.Digests())
+		// Any DELETE resets the whole table, as in ProxySQL
+		// (stats_mysql_query_digest_reset).
+		Accepts: admin.OpDelete,
+		Apply: func([]admin.Change) error {
 			p.ResetDigests()
-			return n, nil
+			return nil
 		},
 	}
 }

@@ -70,7 +70,7 @@ func TestExternalEtcd(t *testing.T) {
 	members[0].Stop(t)
 	before := ackCount(l)
 	changed := time.Now()
-	if _, err := table(t, ms[1].p, "servers").Update(map[string]any{"reader_weight": int64(50)}, func(row []any) bool { return row[0] == "node2" }); err != nil {
+	if err := adminUpdate(t, ms[1].p, "servers", "node2", map[string]any{"reader_weight": int64(50)}); err != nil {
 		t.Fatalf("admin change with one etcd member down: %v", err)
 	}
 	at := waitFor(t, 5*time.Second, "the change on every proxy", func() bool {

@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,30 @@ func table(t *testing.T, p *proxy.Proxy, name string) admin.Table {
 	}
 	t.Fatalf("no admin table %s", name)
 	return admin.Table{}
+}
+
+// adminUpdate applies UPDATE name SET col = v ... WHERE <first column> =
+// key the way the admin SQL engine hands it to the table: as one row
+// change.
+func adminUpdate(t *testing.T, p *proxy.Proxy, name, key string, set map[string]any) error {
+	t.Helper()
+	tb := table(t, p, name)
+	for _, r := range tb.Rows() {
+		if r[0] != key {
+			continue
+		}
+		next := slices.Clone(r)
+		for col, v := range set {
+			i := slices.IndexFunc(tb.Columns, func(c admin.Column) bool { return c.Name == col })
+			if i < 0 {
+				t.Fatalf("no column %s.%s", name, col)
+			}
+			next[i] = v
+		}
+		return tb.Apply([]admin.Change{{Old: r, New: next}})
+	}
+	t.Fatalf("no row %s in %s", key, name)
+	return nil
 }
 
 func readerWeight(p *proxy.Proxy, node string) int {
@@ -53,9 +78,8 @@ func TestSharedConfig(t *testing.T) {
 
 	// A weight changed on proxy1 is in effect on proxies 2 and 3.
 	changed := time.Now()
-	n, err := table(t, ms[0].p, "servers").Update(map[string]any{"reader_weight": int64(0)}, func(row []any) bool { return row[0] == "node3" })
-	if err != nil || n != 1 {
-		t.Fatalf("UPDATE servers SET reader_weight = 0 WHERE name = 'node3': %d rows, %v", n, err)
+	if err := adminUpdate(t, ms[0].p, "servers", "node3", map[string]any{"reader_weight": int64(0)}); err != nil {
+		t.Fatalf("UPDATE servers SET reader_weight = 0 WHERE name = 'node3': %v", err)
 	}
 	at := waitFor(t, 5*time.Second, "node3 reader_weight 0 on every proxy", func() bool {
 		for _, m := range ms {
@@ -68,7 +92,8 @@ func TestSharedConfig(t *testing.T) {
 	t.Logf("FIGURE admin change on proxy1 -> in effect on all 3 proxies: %d ms", at.Sub(changed).Milliseconds())
 
 	// A query rule added on proxy2 reaches proxy1 and proxy3.
-	if err := table(t, ms[1].p, "query_rules").Insert(map[string]any{"match": "^SELECT .* FOR UPDATE", "destination": "writer"}); err != nil {
+	// INSERT INTO query_rules (match, destination) VALUES (...)
+	if err := table(t, ms[1].p, "query_rules").Apply([]admin.Change{{New: []any{nil, "^SELECT .* FOR UPDATE", nil, nil, "writer"}}}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Second, "the rule on every proxy", func() bool {
