@@ -1,25 +1,31 @@
 package proxy_test
 
 import (
-	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
 // testDashboard loads the web dashboard from a real proxy, as a browser
 // would (login, page, script, the chart library built in from npm), and
 // drives its actions: drain and undrain a reader, switch the writer over
 // and back. Each action must show in the admin tables.
-func testDashboard(t *testing.T, pt *proxyUnderTest) {
+func testDashboard(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 	base := "http://" + pt.httpAddr
 	client := &http.Client{Timeout: 30 * time.Second}
 	do := func(method, path, body string, login bool, header map[string]string) (int, string) {
@@ -53,8 +59,6 @@ func testDashboard(t *testing.T, pt *proxyUnderTest) {
 	if out, err := exec.Command("node", "--check", filepath.Join(repoRoot, "internal/dashboard/assets/app.js")).CombinedOutput(); err != nil {
 		t.Errorf("node --check app.js: %v\n%s", err, out)
 	}
-	browse(t, pt)
-
 	adm := pt.adminDB(t)
 	action := func(what, node string) {
 		t.Helper()
@@ -97,48 +101,173 @@ func testDashboard(t *testing.T, pt *proxyUnderTest) {
 	if code != 404 || !strings.Contains(body, "no server named") {
 		t.Errorf("drain of an unknown node: %d %s", code, body)
 	}
+
+	browse(t, pt, sb)
 }
 
-// browse opens the dashboard in headless Chromium, logged in, lets its
-// scripts poll the proxy, and checks the page they built: a card per node
+// browse opens the dashboard in headless Chromium (driven over the
+// DevTools protocol by chromedp), logged in, lets its scripts poll the
+// proxy, and checks the page they built: a card per node, all Synced,
 // with the writer marked, the writer and epoch in the header, the charts
-// drawn by the chart library, the events timeline, no error shown.
-func browse(t *testing.T, pt *proxyUnderTest) {
+// drawn by the chart library, no error shown. Then it works the page as an
+// operator would: Drain and Undrain a node with the buttons and the
+// confirmation dialog; kill the writer's mariadbd and watch its card turn
+// red and the writer move. Screenshots are kept in .artifacts/.
+func browse(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath("chromium"), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1366, 1200))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	ctx, cancel := context.WithTimeout(bctx, 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=6000", "--dump-dom",
-		"http://admin:"+adminPassword+"@"+pt.httpAddr+"/ui/")
-	// Chromium starts helper processes; on a timeout they all go.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // helpers that outlived the browser
+	login := base64.StdEncoding.EncodeToString([]byte("admin:" + adminPassword))
+	if err := chromedp.Run(ctx,
+		network.Enable(),
+		network.SetExtraHTTPHeaders(network.Headers{"Authorization": "Basic " + login}),
+		chromedp.Navigate("http://"+pt.httpAddr+"/ui/"),
+	); err != nil {
+		t.Fatalf("chromium: %v", err)
 	}
-	if errors.Is(err, exec.ErrWaitDelay) {
-		err = nil // the browser exited cleanly; a helper held the output open
-	}
-	if err != nil {
-		t.Fatalf("chromium: %v\n%s", err, tail(stderr.String(), 20))
-	}
-	dom := string(out)
-	for _, want := range []string{`<div class="name">node1</div>`, `<div class="name">node2</div>`, `<div class="name">node3</div>`,
-		`<span class="role writer">writer</span>`, "writer: node1 · epoch", `class="uplot`, "Make writer"} {
-		if !strings.Contains(dom, want) {
-			t.Errorf("the dashboard as Chromium built it lacks %s:\n%s", want, tail(dom, 60))
+	artifacts := filepath.Join(repoRoot, ".artifacts")
+	shot := func(name string) {
+		t.Helper()
+		var png []byte
+		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+			t.Errorf("screenshot %s: %v", name, err)
+			return
+		}
+		if err := os.MkdirAll(artifacts, 0o755); err == nil {
+			if err := os.WriteFile(filepath.Join(artifacts, name), png, 0o644); err == nil {
+				t.Logf("screenshot: %s (%d bytes)", filepath.Join("test/proxy", artifacts, name), len(png))
+			}
 		}
 	}
-	if strings.Contains(dom, "cannot reach galeon") || !strings.Contains(dom, `id="charts-missing" class="notice" hidden`) {
-		t.Errorf("the dashboard shows an error:\n%s", tail(dom, 60))
+	var page pageState
+	waitPage := func(what string, ok func(pageState) bool) time.Duration {
+		t.Helper()
+		start := time.Now()
+		for {
+			page = pageState{}
+			err := chromedp.Run(ctx, chromedp.Evaluate(pageStateJS, &page))
+			if err == nil && ok(page) {
+				return time.Since(start)
+			}
+			if time.Since(start) > 45*time.Second || ctx.Err() != nil {
+				shot("dashboard-failed.png")
+				t.Fatalf("the dashboard never showed %s (%v); it shows %+v", what, err, page)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
 	}
+	waitPage("three Synced nodes, the writer and the charts", func(p pageState) bool {
+		synced := 0
+		for _, c := range p.Cards {
+			if c.Class == "card ok" && strings.HasPrefix(c.State, "Synced") {
+				synced++
+			}
+		}
+		return synced == 3 && strings.HasPrefix(p.Writer, "writer: ") && p.Charts >= 5 && p.WriterCards == 1
+	})
+	if page.Notice != "" && !strings.HasPrefix(page.Notice, "done:") {
+		t.Errorf("the dashboard shows a notice: %q", page.Notice)
+	}
+	writer := strings.Fields(page.Writer)[1]
+	shot("dashboard-synced.png")
+
+	adm := pt.adminDB(t)
+	click := func(node, button string) {
+		t.Helper()
+		var found bool
+		js := fmt.Sprintf(`(() => { const c = [...document.querySelectorAll('#nodes .card')].find(c => c.querySelector('.name').textContent === %q);
+			const b = c && [...c.querySelectorAll('button')].find(b => b.textContent === %q); if (b) b.click(); return !!b; })()`, node, button)
+		if err := chromedp.Run(ctx, chromedp.Evaluate(js, &found)); err != nil || !found {
+			t.Fatalf("no %s button on %s's card (%v)", button, node, err)
+		}
+		if err := chromedp.Run(ctx,
+			chromedp.WaitVisible(`#confirm`, chromedp.ByID),
+			chromedp.Click(`#confirm button[value="ok"]`, chromedp.ByQuery)); err != nil {
+			t.Fatalf("confirming %s %s: %v", button, node, err)
+		}
+	}
+	reader := "node3"
+	if writer == reader {
+		reader = "node2"
+	}
+	click(reader, "Drain")
+	waitPage(reader+" drained", func(p pageState) bool { return p.card(reader).has("Undrain") && p.card(reader).Class == "card warn" })
+	if got := str(t, adm, "SELECT admin_state FROM servers WHERE name = '"+reader+"'"); got != "drain" {
+		t.Errorf("after Drain on the page, admin_state = %q", got)
+	}
+	click(reader, "Undrain")
+	waitPage(reader+" back in service", func(p pageState) bool { return p.card(reader).has("Drain") && p.card(reader).Class == "card ok" })
+
+	// The writer's mariadbd dies: its card turns red and another node
+	// takes the role, on the page.
+	if err := sb.Kill(writer); err != nil {
+		t.Fatal(err)
+	}
+	took := waitPage(writer+" down and the writer moved", func(p pageState) bool {
+		return p.card(writer).Class == "card bad" && strings.HasPrefix(p.card(writer).State, "unreachable") &&
+			p.Writer != "" && !strings.HasPrefix(p.Writer, "writer: "+writer+" ") &&
+			!strings.HasPrefix(p.Writer, "writer: none") && p.WriterCards == 1
+	})
+	t.Logf("FIGURE dashboard shows the writer's crash and the new writer %.1f s after kill -9 (polls every 2 s)", took.Seconds())
+	if !slices.Contains(page.Events, "writer_change") {
+		t.Errorf("the events timeline shows no writer_change: %v", page.Events)
+	}
+	shot("dashboard-writer-down.png")
+	sctx, scancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer scancel()
+	if err := sb.StartNode(sctx, writer); err != nil {
+		t.Fatalf("restart %s: %v", writer, err)
+	}
+	waitPage(writer+" Synced again", func(p pageState) bool {
+		return p.card(writer).Class == "card ok" && strings.HasPrefix(p.card(writer).State, "Synced")
+	})
 }
 
-func tail(s string, lines int) string {
-	l := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(l[max(0, len(l)-lines):], "\n")
+// pageState is what the dashboard shows, read from its DOM.
+type pageState struct {
+	Writer      string      `json:"writer"`
+	Notice      string      `json:"notice"`
+	Charts      int         `json:"charts"`
+	WriterCards int         `json:"writerCards"`
+	Events      []string    `json:"events"`
+	Cards       []cardState `json:"cards"`
 }
+
+type cardState struct {
+	Name    string   `json:"name"`
+	Class   string   `json:"class"`
+	State   string   `json:"state"`
+	Buttons []string `json:"buttons"`
+}
+
+func (p pageState) card(name string) cardState {
+	for _, c := range p.Cards {
+		if c.Name == name {
+			return c
+		}
+	}
+	return cardState{}
+}
+
+func (c cardState) has(button string) bool { return slices.Contains(c.Buttons, button) }
+
+const pageStateJS = `(() => ({
+	writer: document.getElementById('writer').textContent,
+	notice: document.getElementById('notice').hidden ? '' : document.getElementById('notice').textContent,
+	charts: document.querySelectorAll('.uplot').length,
+	writerCards: document.querySelectorAll('#nodes .role.writer').length,
+	events: [...document.querySelectorAll('#events tr')].map(r => r.className),
+	cards: [...document.querySelectorAll('#nodes .card')].map(c => ({
+		name: c.querySelector('.name').textContent,
+		class: c.className,
+		state: c.querySelector('dd').textContent,
+		buttons: [...c.querySelectorAll('button')].map(b => b.textContent),
+	})),
+}))()`

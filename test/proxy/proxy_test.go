@@ -123,6 +123,7 @@ func TestProxy(t *testing.T) {
 			t.Errorf("changing the address: %v, want an error naming what can change", err)
 		}
 		mustExec(t, adm, "UPDATE servers SET reader_weight = 100 WHERE name = 'node3'")
+		testAdminSQLEngine(t, adm)
 		// Stats tables show the traffic.
 		if q := str(t, adm, "SELECT Queries FROM stats_connection_pool WHERE srv_name = 'node3'"); q == "0" {
 			t.Errorf("stats_connection_pool shows no queries on node3")
@@ -447,7 +448,7 @@ c.close()
 	})
 	t.Run("metrics, dashboard and alert rules", func(t *testing.T) { testMetrics(t, gp) })
 
-	t.Run("web dashboard and its actions", func(t *testing.T) { testDashboard(t, gp) })
+	t.Run("web dashboard and its actions", func(t *testing.T) { testDashboard(t, gp, sb) })
 }
 
 // pinConn returns one client connection (one proxy session).
@@ -538,4 +539,71 @@ func grepLine(out, s string) string {
 		}
 	}
 	return ""
+}
+
+// testAdminSQLEngine checks the admin interface's SQL against the live
+// proxy: a join and aggregate over two live tables, a multi-row UPDATE
+// computed from the rows, and all-or-nothing writes.
+func testAdminSQLEngine(t *testing.T, adm *sql.DB) {
+	t.Helper()
+	rows, err := adm.Query("SELECT s.name, SUM(p.Queries) > 0 FROM servers s JOIN stats_connection_pool p ON p.srv_name = s.name " +
+		"WHERE s.reader_weight > 0 GROUP BY s.name ORDER BY s.name")
+	if err != nil {
+		t.Fatalf("join over servers and stats_connection_pool: %v", err)
+	}
+	var got []string
+	for rows.Next() {
+		var name string
+		var busy int
+		if err := rows.Scan(&name, &busy); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s:%d", name, busy))
+	}
+	rows.Close()
+	if strings.Join(got, " ") != "node2:1 node3:1" {
+		t.Errorf("readers with traffic: %v, want node2:1 node3:1", got)
+	}
+
+	res := mustExec(t, adm, "UPDATE servers SET reader_weight = reader_weight * 2 WHERE reader_weight > 0")
+	if n, _ := res.RowsAffected(); n != 2 {
+		t.Errorf("UPDATE ... reader_weight * 2 matched %d rows, want 2", n)
+	}
+	weights := func() string {
+		return str(t, adm, "SELECT GROUP_CONCAT(name || '=' || reader_weight, ' ') FROM (SELECT * FROM servers ORDER BY name)")
+	}
+	if w := weights(); w != "node1=0 node2=200 node3=200" {
+		t.Errorf("after doubling: %s", w)
+	}
+	// One bad row refuses the whole statement: node2 keeps 200.
+	_, err = adm.Exec("UPDATE servers SET reader_weight = CASE name WHEN 'node2' THEN 50 ELSE -1 END WHERE reader_weight > 0")
+	if err == nil || !strings.Contains(err.Error(), "use 0 (not in that hostgroup) to 1000000") {
+		t.Errorf("a negative weight on one row: %v, want the table's refusal", err)
+	}
+	if w := weights(); w != "node1=0 node2=200 node3=200" {
+		t.Errorf("after a refused statement: %s", w)
+	}
+	mustExec(t, adm, "UPDATE servers SET reader_weight = 100 WHERE reader_weight > 0")
+
+	// Query rules: two rows at once, all or nothing.
+	count := func() string { return str(t, adm, "SELECT COUNT(*) FROM query_rules") }
+	before := count()
+	if _, err := adm.Exec("INSERT INTO query_rules (match, destination) VALUES ('^SELECT 1 FROM dual', 'reader'), ('(unclosed', 'reader')"); err == nil {
+		t.Error("a rule with a bad regular expression was accepted")
+	}
+	if c := count(); c != before {
+		t.Errorf("a refused two-row INSERT left %s rules, want %s", c, before)
+	}
+	mustExec(t, adm, "INSERT INTO query_rules (match, destination) VALUES ('^SELECT 1 FROM dual', 'reader'), ('^SELECT 2 FROM dual', 'writer')")
+	mustExec(t, adm, "UPDATE query_rules SET destination = 'reader' WHERE match LIKE '%2 FROM dual'")
+	if d := str(t, adm, "SELECT GROUP_CONCAT(destination) FROM query_rules WHERE match LIKE '^SELECT _ FROM dual'"); d != "reader,reader" {
+		t.Errorf("rules after UPDATE: %s", d)
+	}
+	res = mustExec(t, adm, "DELETE FROM query_rules WHERE rule_id IN (SELECT rule_id FROM query_rules WHERE match LIKE '%FROM dual')")
+	if n, _ := res.RowsAffected(); n != 2 {
+		t.Errorf("DELETE removed %d rules, want 2", n)
+	}
+	if c := count(); c != before {
+		t.Errorf("rules left: %s, want %s", c, before)
+	}
 }

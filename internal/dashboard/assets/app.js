@@ -109,7 +109,10 @@ function drawNodes(servers, checks, pool, writer) {
     const c = cs[s.name] || {};
     const isWriter = writer && writer.node === s.name;
     const dl = el("dl", {},
-      el("dt", {}, "state"), el("dd", {}, (c.local_state || "?") + (c.cluster_status ? " · " + c.cluster_status : "")),
+      // A node that stopped answering keeps its last wsrep figures in
+      // galera_checks; say so rather than show a dead node as Synced.
+      el("dt", {}, "state"), el("dd", {}, c.error ? "unreachable · was " + (c.local_state || "?")
+        : (c.local_state || "?") + (c.cluster_status ? " · " + c.cluster_status : "")),
       el("dt", {}, "routing"), el("dd", {}, s.status + (s.reason ? " (" + s.reason + ")" : "")),
       el("dt", {}, "address"), el("dd", {}, s.address),
       el("dt", {}, "weights"), el("dd", {}, "writer " + s.writer_weight + " · reader " + s.reader_weight),
