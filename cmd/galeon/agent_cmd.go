@@ -66,6 +66,7 @@ func runAgent(ctx context.Context, args []string) error {
 	httpListen := fs.String("http", "127.0.0.1:9200", "clustercheck endpoint for HAProxy's httpchk (\"\" for none)")
 	allowDonor := fs.Bool("allow-donor", false, "clustercheck: a Donor/Desynced node may take traffic (non-blocking SST only)")
 	interval := fs.Duration("interval", 500*time.Millisecond, "how often the node is checked")
+	logFormat := fs.String("log-format", "text", "log lines as text (logfmt) or json")
 	sb := fs.String("sandbox", "", "take address, credentials and grastate.dat of --node from this sandbox")
 	sbDir := fs.String("sandbox-dir", "", "like --sandbox, by directory")
 	manage := fs.String("manage", "", "let the controller start and recover the node through this agent: \"systemd\" (Debian's mariadb unit, galera_new_cluster, galera_recovery)")
@@ -135,7 +136,10 @@ func runAgent(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log, err := newLogger(*logFormat, slog.LevelInfo)
+	if err != nil {
+		return err
+	}
 	store, err := openRetrying(ctx, dcfg, log)
 	if err != nil {
 		return err

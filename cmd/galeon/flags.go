@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 )
 
@@ -41,4 +43,18 @@ func (kv keyValues) Set(s string) error {
 	}
 	kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	return nil
+}
+
+// newLogger builds the process logger: logfmt (slog's text handler, one
+// key=value line per record) by default, JSON for log shippers that want
+// it. Every routing event is one record with kind, node, epoch and cause.
+func newLogger(format string, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	switch format {
+	case "", "text", "logfmt":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text (logfmt) or json", format)
 }

@@ -46,6 +46,7 @@ func runProxy(ctx context.Context, args []string) error {
 	path := fs.String("config", "galeon.toml", "configuration file (TOML)")
 	check := fs.Bool("check-config", false, "validate the configuration and exit")
 	verbose := fs.Bool("verbose", false, "debug logging")
+	logFormat := fs.String("log-format", "text", "log lines as text (logfmt) or json")
 	background := fs.Bool("background", false, "run detached; returns once the proxy listens")
 	pidFile := fs.String("pid-file", "", "with --background: where to record the PID (default: beside the config)")
 	logFile := fs.String("log-file", "", "with --background: log file (default: beside the config)")
@@ -108,7 +109,10 @@ func runProxy(ctx context.Context, args []string) error {
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log, err := newLogger(*logFormat, level)
+	if err != nil {
+		return err
+	}
 	var store *discovery.Store
 	var shared *sharedconfig.Sync
 	name := cfg.Discovery.Name(cfg.Proxy.Listen)

@@ -68,7 +68,6 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 		}
 		delete(p.discovered, n.Name)
 		p.events.add(EventNodeLeft, n.Name, fmt.Sprintf("%s (%s) left service discovery", n.Name, n.Address))
-		p.log.Info("discovered node left", "server", n.Name, "address", n.Address)
 	}
 	d := p.cfg.Discovery
 	p.runtimeMu.Lock()
@@ -85,7 +84,6 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 			p.galera.monitor.AddNode(galera.Node{Name: n.Name, Addr: n.Address})
 		}
 		p.events.add(EventNodeJoined, n.Name, fmt.Sprintf("%s (%s) registered through service discovery", n.Name, n.Address))
-		p.log.Info("discovered node", "server", n.Name, "address", n.Address)
 	}
 }
 
@@ -93,5 +91,4 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 // not applied), for operators: SELECT * FROM events.
 func (p *Proxy) RecordRejected(msg string) {
 	p.events.add(EventRejected, "", msg)
-	p.log.Warn("discovery: value rejected", "why", msg)
 }

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"context"
+	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,17 +41,37 @@ const (
 // maxEvents bounds the event log: a flapping node must not grow memory.
 const maxEvents = 1000
 
-// eventLog is a bounded ring of the most recent events.
+// eventLog is a bounded ring of the most recent events. Each event is
+// also one log line (msg=event kind=... node=... epoch=... cause=...),
+// so an incident can be rebuilt from the logs after the ring has moved on
+// or the process restarted.
 type eventLog struct {
 	mu   sync.Mutex
 	ring []Event
 	next int64 // ID of the next event; also the count ever added
+
+	log   *slog.Logger  // nil: events are not logged (tests)
+	epoch func() uint64 // the writer epoch when the event happened
 }
+
+// warnEvents are the kinds an operator should notice in the logs.
+var warnEvents = []string{EventWriterChange, EventRejected, EventDegraded, EventRecovery}
 
 func (l *eventLog) add(kind, node, detail string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := Event{ID: l.next + 1, At: time.Now(), Kind: kind, Node: node, Detail: detail}
+	if l.log != nil {
+		level := slog.LevelInfo
+		if slices.Contains(warnEvents, kind) {
+			level = slog.LevelWarn
+		}
+		var epoch uint64
+		if l.epoch != nil {
+			epoch = l.epoch()
+		}
+		l.log.Log(context.Background(), level, "event", "id", e.ID, "kind", kind, "node", node, "epoch", epoch, "cause", detail)
+	}
 	if len(l.ring) < maxEvents {
 		l.ring = append(l.ring, e)
 	} else {

@@ -1,7 +1,11 @@
 package proxy
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +30,37 @@ func TestEventLogKeepsTheNewestNewestFirst(t *testing.T) {
 	for i := 1; i < len(got); i++ {
 		if got[i].ID != got[i-1].ID-1 || got[i].At.After(got[i-1].At) {
 			t.Fatalf("events %d and %d out of order: %+v %+v", i-1, i, got[i-1], got[i])
+		}
+	}
+}
+
+// TestEventsAreLogLines checks that every event is one structured log
+// line with its kind, node, the writer epoch and the cause, at warning
+// level for the kinds an operator must notice.
+func TestEventsAreLogLines(t *testing.T) {
+	var buf bytes.Buffer
+	epoch := uint64(7)
+	l := eventLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), epoch: func() uint64 { return epoch }}
+	l.add(EventDrain, "node2", "operator drain: new transactions go elsewhere")
+	epoch = 8
+	l.add(EventWriterChange, "node3", "from node1 to node3, epoch 8")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines for 2 events:\n%s", len(lines), buf.String())
+	}
+	want := []map[string]any{
+		{"level": "INFO", "msg": "event", "id": 1.0, "kind": "drain", "node": "node2", "epoch": 7.0, "cause": "operator drain: new transactions go elsewhere"},
+		{"level": "WARN", "msg": "event", "id": 2.0, "kind": "writer_change", "node": "node3", "epoch": 8.0, "cause": "from node1 to node3, epoch 8"},
+	}
+	for i, line := range lines {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(line), &got); err != nil {
+			t.Fatalf("line %d is not JSON: %s", i, line)
+		}
+		for k, v := range want[i] {
+			if got[k] != v {
+				t.Errorf("line %d: %s = %v, want %v (%s)", i, k, got[k], v, line)
+			}
 		}
 	}
 }

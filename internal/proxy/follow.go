@@ -126,10 +126,8 @@ func (p *Proxy) SetDegraded(on bool, why string) {
 	f.mu.Unlock()
 	if on {
 		p.events.add(EventDegraded, "", "control plane unreachable ("+why+"): keeping the last published writer while it is healthy; deciding alone if it fails")
-		p.log.Warn("control plane unreachable: degraded writer decisions", "why", why)
 	} else {
 		p.events.add(EventDegraded, "", "control plane reachable again: keeping the current writer until the controller's next decision, then following it")
-		p.log.Info("control plane reachable again")
 	}
 	p.view.Reconsider()
 }

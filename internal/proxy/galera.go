@@ -71,7 +71,6 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			}
 		})
 		if changed {
-			p.log.Info("node state", "server", name, "state", nh.State.String(), "reason", nh.Reason)
 			// Record the state the view now publishes (an operator drain
 			// included), as SELECT * FROM servers shows it.
 			srv, _ := p.view.Load().Server(name)
@@ -139,7 +138,7 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 			return
 		case <-p.view.Switches():
 		}
-		old, next, ok := p.view.PendingSwitch()
+		old, _, ok := p.view.PendingSwitch()
 		if !ok {
 			continue
 		}
@@ -172,8 +171,6 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 			p.galera.preferred = ""
 		}
 		p.galera.mu.Unlock()
-		p.log.Warn("writer changed", "from", old, "to", w.Name, "wanted", next, "epoch", now.Epoch,
-			"fenced_connections", fenced, "pause", pause)
 	}
 }
 

@@ -112,6 +112,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 	}
 	p.pools.Store(&pools)
 	p.view = topology.NewView(servers)
+	p.events.log, p.events.epoch = log, func() uint64 { return p.view.Load().Epoch }
 	p.setupGalera()
 	users := map[string]*user{}
 	for _, u := range cfg.Users {
