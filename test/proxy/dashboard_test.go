@@ -177,6 +177,17 @@ func browse(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 	}
 	writer := strings.Fields(page.Writer)[1]
 	shot("dashboard-synced.png")
+	var perf struct {
+		Load  float64 `json:"load"`
+		Bytes float64 `json:"bytes"`
+		Files int     `json:"files"`
+	}
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => { const n = performance.getEntriesByType('navigation')[0];
+		const r = performance.getEntriesByType('resource').filter(e => !e.name.includes('/api/'));
+		return {load: n.loadEventEnd - n.startTime, files: r.length + 1,
+			bytes: n.encodedBodySize + r.reduce((s, e) => s + e.encodedBodySize, 0)}; })()`, &perf)); err == nil {
+		t.Logf("FIGURE dashboard: %d files, %.0f KiB, loaded in %.0f ms", perf.Files, perf.Bytes/1024, perf.Load)
+	}
 
 	adm := pt.adminDB(t)
 	click := func(node, button string) {

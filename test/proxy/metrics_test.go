@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,26 @@ func testMetrics(t *testing.T, pt *proxyUnderTest) {
 	if err != nil {
 		t.Fatalf("/metrics does not parse: %v\n%s", err, page)
 	}
+
+	// Figures: scrape time (median of 20) and the number of series.
+	series := 0
+	for _, f := range fams {
+		series += len(f.GetMetric())
+	}
+	var took []time.Duration
+	for range 20 {
+		start := time.Now()
+		resp, err := http.Get("http://" + pt.httpAddr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	t.Logf("FIGURE /metrics: %d families, %d series, %d bytes; scrape %.2f ms median, %.2f ms max of 20",
+		len(fams), series, len(page), float64(took[10].Microseconds())/1000, float64(took[19].Microseconds())/1000)
 
 	// The Go runtime and process collectors, the series galeon had before
 	// client_golang (same names), and the new ones.
