@@ -126,14 +126,7 @@ func (en *env) sqlite(st *statement, q string) (*result, error) {
 	if err := en.rewrite(st, q); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), statementTimeout)
-	defer cancel()
-	lc, err := en.eng.store.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer en.eng.store.put(lc)
-	return lc.run(ctx, en.eng, st)
+	return en.eng.store.inTx(func(ctx context.Context, lc *liteConn) (*result, error) { return lc.run(ctx, en.eng, st) })
 }
 
 // isWrite reports whether a statement changes (or tries to change) rows,

@@ -103,6 +103,13 @@ func TestExecSelect(t *testing.T) {
 		{"COMMIT", "OK 0"},
 		{"ROLLBACK", "OK 0"},
 	}
+	checkQueries(t, tests)
+}
+
+// checkQueries runs each query on fresh fake tables and compares the
+// rendered result.
+func checkQueries(t *testing.T, tests []struct{ sql, want string }) {
+	t.Helper()
 	for _, tt := range tests {
 		eng, _ := newTestEngine(t)
 		res, err := run(eng, tt.sql)
@@ -157,17 +164,7 @@ func TestExecSQLEngine(t *testing.T) {
 		{"SELECT 'it\\'s', 'a''b'", "'it''s','a''b': it's|a'b"},
 		{"SELECT 1 /* comment */ + 1 -- trailing", "1 + 1: 2"},
 	}
-	for _, tt := range tests {
-		eng, _ := newTestEngine(t)
-		res, err := run(eng, tt.sql)
-		if err != nil {
-			t.Errorf("%s: %v", tt.sql, err)
-			continue
-		}
-		if got := render(res); got != tt.want {
-			t.Errorf("%s:\n got %s\nwant %s", tt.sql, got, tt.want)
-		}
-	}
+	checkQueries(t, tests)
 }
 
 func TestExecWrites(t *testing.T) {

@@ -233,14 +233,7 @@ func (en *env) filter(vt *Table, rows [][]any, cond string) (*result, error) {
 		}
 		return res, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), statementTimeout)
-	defer cancel()
-	lc, err := en.eng.store.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer en.eng.store.put(lc)
-	return lc.filter(ctx, vt, rows, cond)
+	return en.eng.store.inTx(func(ctx context.Context, lc *liteConn) (*result, error) { return lc.filter(ctx, vt, rows, cond) })
 }
 
 // privileges lists what statements a table accepts.

@@ -119,6 +119,28 @@ func (s *store) put(lc *liteConn) {
 	s.free <- lc
 }
 
+// inTx runs fn on a connection inside a transaction that is always
+// rolled back, with the statement timeout.
+func (s *store) inTx(fn func(ctx context.Context, lc *liteConn) (*result, error)) (*result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), statementTimeout)
+	defer cancel()
+	lc, err := s.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.put(lc)
+	if err := lc.exec(ctx, "BEGIN"); err != nil {
+		lc.broken = true
+		return nil, err
+	}
+	defer func() {
+		if e := lc.exec(context.Background(), "ROLLBACK"); e != nil {
+			lc.broken = true
+		}
+	}()
+	return fn(ctx, lc)
+}
+
 // close closes the idle connections; it is called when no statement is
 // running any more.
 func (s *store) close() {
@@ -430,17 +452,9 @@ func (lc *liteConn) changes(ctx context.Context) (uint64, error) {
 	return uint64(max(n, 0)), nil
 }
 
-// run evaluates one operator statement (already rewritten for SQLite).
+// run evaluates one operator statement (already rewritten for SQLite)
+// inside inTx.
 func (lc *liteConn) run(ctx context.Context, eng *engine, st *statement) (res *result, err error) {
-	if err := lc.exec(ctx, "BEGIN"); err != nil {
-		lc.broken = true
-		return nil, err
-	}
-	defer func() {
-		if e := lc.exec(context.Background(), "ROLLBACK"); e != nil {
-			lc.broken = true
-		}
-	}()
 	lc.named = lc.named[:0]
 	for _, t := range st.toks {
 		if tb := lc.cat.lookup(t.text); tb != nil && (t.kind == tokWord || t.kind == tokQuoted) && !slices.Contains(lc.named, tb) {
@@ -498,17 +512,8 @@ func (lc *liteConn) run(ctx context.Context, eng *engine, st *statement) (res *r
 }
 
 // filter runs SELECT * FROM a temp table holding rows WHERE cond, for
-// SHOW ... LIKE / WHERE.
+// SHOW ... LIKE / WHERE, inside inTx.
 func (lc *liteConn) filter(ctx context.Context, vt *Table, rows [][]any, cond string) (*result, error) {
-	if err := lc.exec(ctx, "BEGIN"); err != nil {
-		lc.broken = true
-		return nil, err
-	}
-	defer func() {
-		if e := lc.exec(context.Background(), "ROLLBACK"); e != nil {
-			lc.broken = true
-		}
-	}()
 	if err := lc.exec(ctx, createSQL(vt, "TEMP ")); err != nil {
 		return nil, err
 	}
