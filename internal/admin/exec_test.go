@@ -163,6 +163,7 @@ func TestExecSQLEngine(t *testing.T) {
 		{"SELECT hostname FROM servers WHERE hostname = \"db2\"", "hostname: db2"},
 		{"SELECT 'it\\'s', 'a''b'", "'it''s','a''b': it's|a'b"},
 		{"SELECT 1 /* comment */ + 1 -- trailing", "1 + 1: 2"},
+		{"SELECT hostname AS $h FROM servers WHERE hostgroup = 20", "$h: db3"},
 	}
 	checkQueries(t, tests)
 }

@@ -34,6 +34,8 @@ func FuzzQuery(f *testing.F) {
 		"SELECT hostgroup, SUM(weight) FROM servers s JOIN stats t ON t.value > s.port GROUP BY 1 HAVING COUNT(*) > 0",
 		"UPDATE servers SET weight = weight + 1 WHERE hostname IN (SELECT name FROM stats); ATTACH ':memory:' AS x",
 		"INSERT INTO servers (hostname) SELECT name FROM stats WHERE name REGEXP '^q'",
+		"DELETE FROM servers WHERE $0000000  #000000000",
+		"SELECT $x, a$b FROM servers",
 	} {
 		f.Add(seed)
 	}

@@ -617,7 +617,7 @@ func (lc *liteConn) sqlError(err error) error {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return sqlErr(mysqlproto.ErQueryInterrupted, "Query execution was interrupted after %s: narrow it down (a join without ON over the digest table is big)", statementTimeout)
 		}
-		return err
+		return sqlErr(mysqlproto.ErUnknownError, "%s", err.Error())
 	}
 	msg := se.Error()
 	if i := strings.Index(msg, ": "); i >= 0 {

@@ -144,6 +144,11 @@ func (en *env) rewrite(st *statement, q string) error {
 				prevEnd = toks[i].end
 				continue
 			}
+			if strings.ContainsRune(t.text, '$') {
+				// MySQL allows $ in names; SQLite reads $x as a parameter.
+				b.WriteString("`" + t.text + "`")
+				continue
+			}
 			b.WriteString(t.text)
 		case tokPunct:
 			switch t.text {
