@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -164,6 +165,10 @@ func TestExecSQLEngine(t *testing.T) {
 		{"SELECT 'it\\'s', 'a''b'", "'it''s','a''b': it's|a'b"},
 		{"SELECT 1 /* comment */ + 1 -- trailing", "1 + 1: 2"},
 		{"SELECT hostname AS $h FROM servers WHERE hostgroup = 20", "$h: db3"},
+		{"SELECT 5--1, 6-/*c*/-1", "5- -1,6- -1: 6|7"}, // MySQL: 5 - -1, never a comment
+		{"SELECT 1, @@autocommit, @@max_allowed_packet/1024, @@version_comment AS vc", "1,@@autocommit,1048576/1024,vc: 1|1|1024|galeon admin interface"},
+		{"SELECT hostname FROM servers WHERE weight IN (1, @@autocommit) AND (SELECT @@autocommit) = 1", "hostname: db3"},
+		{"SELECT (SELECT @@autocommit), CURRENT_TIMESTAMP() IS NOT NULL AS ts", "(SELECT 1),ts: 1|1"},
 	}
 	checkQueries(t, tests)
 }
@@ -383,6 +388,8 @@ func TestNewCatalogRejects(t *testing.T) {
 		{"no kind", []Table{{Name: "t", Columns: []Column{{Name: "a"}}, Rows: rows}}},
 		{"duplicate column", []Table{{Name: "t", Columns: []Column{{Name: "a", Kind: Int}, {Name: "A", Kind: Text}}, Rows: rows}}},
 		{"bad column", []Table{{Name: "t", Columns: []Column{{Name: "1a", Kind: Int}}, Rows: rows}}},
+		{"rowid column", []Table{{Name: "t", Columns: []Column{{Name: "ROWID", Kind: Int}}, Rows: rows}}},
+		{"apply without accepts", []Table{{Name: "t", Columns: []Column{{Name: "a", Kind: Int}}, Rows: rows, Apply: func([]Change) error { return nil }}}},
 	}
 	for _, tt := range tests {
 		if _, err := newCatalog(tt.tables); err == nil {
@@ -395,4 +402,37 @@ func TestNewCatalogRejects(t *testing.T) {
 		}
 	}()
 	NewServer(Config{}, tests[0].tables, nil)
+}
+
+// TestSecondStatementNeverRuns checks both guards against a statement
+// smuggled behind another: the rewrite keeps MySQL's reading of "--'"
+// (minus, minus, a string: one statement), and should a text still reach
+// SQLite with a tail, the authorizer refuses everything prepared while a
+// statement runs.
+func TestSecondStatementNeverRuns(t *testing.T) {
+	eng, fs := newTestEngine(t)
+	before := render(&result{cols: []resultCol{{}}, rows: fs.snapshot()})
+	for _, q := range []string{
+		"UPDATE servers SET weight=weight WHERE 0 --'\n;UPDATE servers SET weight=999;--'",
+		"SHOW TABLES WHERE 0 --'\n;SELECT * FROM sqlite_master;--'",
+	} {
+		res, err := run(eng, q)
+		if err != nil || len(res.rows) != 0 {
+			t.Errorf("%q: %v %v, want one statement that matches nothing", q, err, res)
+		}
+	}
+	for _, sqlText := range []string{
+		"SELECT 1; ATTACH ':memory:' AS y",
+		"UPDATE servers SET weight = 1 WHERE 0; UPDATE servers SET weight = 999",
+	} {
+		st := &statement{sql: sqlText}
+		_, err := eng.store.inTx(func(ctx context.Context, lc *liteConn) (*result, error) { return lc.run(ctx, eng, st) })
+		var se *mysqlproto.SQLError
+		if !errors.As(err, &se) || se.Code != erTableAccessDenied || !strings.Contains(se.Message, "one statement at a time") {
+			t.Errorf("%q reached SQLite with a tail: got %v, want 1142 one statement at a time", sqlText, err)
+		}
+	}
+	if after := render(&result{cols: []resultCol{{}}, rows: fs.snapshot()}); after != before {
+		t.Errorf("a smuggled statement changed the table:\n%s\n%s", before, after)
+	}
 }

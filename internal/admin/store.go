@@ -53,22 +53,30 @@ const statementTimeout = 30 * time.Second
 func init() {
 	// REGEXP is an operator in SQLite that calls a function it does not
 	// ship; ProxySQL's admin users expect it to work.
-	var cache sync.Map // pattern -> *regexp.Regexp
+	var mu sync.Mutex
+	cache := map[string]*regexp.Regexp{} // bounded: patterns can come from rows
 	sqlite.MustRegisterDeterministicScalarFunction("regexp", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 		pat, ok1 := args[0].(string)
 		s, ok2 := args[1].(string)
 		if !ok1 || !ok2 {
 			return nil, nil
 		}
-		re, ok := cache.Load(pat)
+		mu.Lock()
+		re, ok := cache[pat]
+		mu.Unlock()
 		if !ok {
-			c, err := regexp.Compile(pat)
-			if err != nil {
+			var err error
+			if re, err = regexp.Compile(pat); err != nil {
 				return nil, fmt.Errorf("REGEXP %q: %v", pat, err)
 			}
-			re, _ = cache.LoadOrStore(pat, c)
+			mu.Lock()
+			if len(cache) >= 256 {
+				clear(cache)
+			}
+			cache[pat] = re
+			mu.Unlock()
 		}
-		if re.(*regexp.Regexp).MatchString(s) {
+		if re.MatchString(s) {
 			return int64(1), nil
 		}
 		return int64(0), nil
@@ -165,7 +173,11 @@ type liteConn struct {
 
 	// Authorizer state: user is set while a statement from the operator
 	// is being prepared; what it may touch is then checked and recorded.
+	// running is set while it runs: SQLite prepares nothing then, except
+	// the tail of a text that held more than one statement, which is
+	// refused whatever it is.
 	user    bool
+	running bool
 	temp    string          // a temp table it may read (SHOW filters)
 	touched map[*Table]bool // tables read or written
 	written map[*Table]bool // tables written
@@ -233,6 +245,10 @@ func createSQL(t *Table, prefix string) string {
 // temp table of a SHOW filter) and insert, update and delete their rows,
 // nothing else.
 func (lc *liteConn) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, db, _ string) sqlite.AuthorizerReturnCode {
+	if lc.running {
+		lc.denied = "one statement at a time: the text held a second statement"
+		return sqlite.AuthorizerDeny
+	}
 	if !lc.user {
 		return sqlite.AuthorizerOK
 	}
@@ -384,7 +400,9 @@ func (lc *liteConn) snapshot(ctx context.Context, t *Table) (map[int64][]any, er
 }
 
 // query runs a prepared statement and reads its whole result.
-func (lc *liteConn) query(ctx context.Context, st driver.Stmt, names func(string) string) (*result, error) {
+func (lc *liteConn) query(ctx context.Context, st driver.Stmt) (*result, error) {
+	lc.running = true
+	defer func() { lc.running = false }()
 	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, nil)
 	if err != nil {
 		return nil, lc.sqlError(err)
@@ -400,7 +418,7 @@ func (lc *liteConn) query(ctx context.Context, st driver.Stmt, names func(string
 	}
 	res.cols = make([]resultCol, len(cols))
 	for i, c := range cols {
-		res.cols[i].name = names(c)
+		res.cols[i].name = c
 		if tn, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
 			res.cols[i].kind = map[string]Kind{"INTEGER": Int, "REAL": Float, "TEXT": Text}[tn.ColumnTypeDatabaseTypeName(i)]
 		}
@@ -489,7 +507,7 @@ func (lc *liteConn) run(ctx context.Context, eng *engine, st *statement) (res *r
 			return nil, err
 		}
 	}
-	if res, err = lc.query(ctx, stmt, st.columnName); err != nil || target == nil {
+	if res, err = lc.query(ctx, stmt); err != nil || target == nil {
 		return res, err
 	}
 	if !res.isSet() {
@@ -537,7 +555,7 @@ func (lc *liteConn) filter(ctx context.Context, vt *Table, rows [][]any, cond st
 		return nil, err
 	}
 	defer stmt.Close()
-	res, err := lc.query(ctx, stmt, func(s string) string { return s })
+	res, err := lc.query(ctx, stmt)
 	if err != nil {
 		return nil, err
 	}

@@ -186,6 +186,9 @@ func newCatalog(tables []Table) (*catalog, error) {
 			if !validName(col.Name) {
 				return nil, fmt.Errorf("admin: table %q: invalid column name %q", t.Name, col.Name)
 			}
+			if n := strings.ToLower(col.Name); n == "rowid" || n == "oid" || n == "_rowid_" {
+				return nil, fmt.Errorf("admin: table %q: column name %q is SQLite's row id, which identifies rows here", t.Name, col.Name)
+			}
 			if col.Kind < Int || col.Kind > Text {
 				return nil, fmt.Errorf("admin: table %q: column %q has no kind", t.Name, col.Name)
 			}

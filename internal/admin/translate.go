@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -34,10 +35,6 @@ type statement struct {
 	src  string  // the statement as written, for the audit log
 	// sql is the statement rewritten for SQLite.
 	sql string
-	// subs lists the literals substituted into sql, in order, with what
-	// was written, so SELECT @@version_comment names its column
-	// @@version_comment and not by the literal.
-	subs []substitution
 }
 
 // firstWord returns the statement's first keyword in upper case, or "".
@@ -78,7 +75,7 @@ var sessionFuncs = map[string]bool{
 	"database": true, "schema": true, "user": true, "current_user": true, "session_user": true,
 	"system_user": true, "connection_id": true, "version": true, "now": true, "sysdate": true,
 	"localtime": true, "localtimestamp": true, "unix_timestamp": true, "last_insert_id": true,
-	"row_count": true, "found_rows": true,
+	"row_count": true, "found_rows": true, "current_timestamp": true,
 }
 
 // sessionFunc returns the value of a session function.
@@ -95,7 +92,7 @@ func (en *env) sessionFunc(name string) any {
 		return int64(en.sess.connID)
 	case "version":
 		return en.eng.version
-	case "now", "sysdate", "localtime", "localtimestamp":
+	case "now", "sysdate", "localtime", "localtimestamp", "current_timestamp":
 		return time.Now().Format(time.DateTime)
 	case "unix_timestamp":
 		return time.Now().Unix()
@@ -106,6 +103,7 @@ func (en *env) sessionFunc(name string) any {
 // rewrite fills st.sql from st.toks for the session in en.
 func (en *env) rewrite(st *statement, q string) error {
 	var b strings.Builder
+	sel := selectList{}
 	prevEnd := -1
 	toks := st.toks
 	for i := 0; i < len(toks); i++ {
@@ -115,9 +113,13 @@ func (en *env) rewrite(st *statement, q string) error {
 			if strings.TrimSpace(gap) != "" || strings.ContainsAny(gap, "\x00") {
 				gap = " " // a comment
 			}
+			if gap == "" && joinsIntoComment(b.String(), q[t.pos:t.end]) {
+				gap = " " // "5--1" is 5 - -1 in MySQL, a comment in SQLite
+			}
 			b.WriteString(gap)
 		}
 		prevEnd = t.end
+		sel.see(toks, i)
 		switch t.kind {
 		case tokString:
 			if strings.IndexByte(t.text, 0) >= 0 {
@@ -133,13 +135,13 @@ func (en *env) rewrite(st *statement, q string) error {
 			if !ok {
 				return sqlErr(erUnknownSystemVariable, "Unknown system variable '%s'", name)
 			}
-			st.substitute(&b, literal(v), q[t.pos:t.end])
+			b.WriteString(sel.named(toks, i, i, literal(v), q[t.pos:t.end]))
 		case tokUserVar:
 			return sqlErr(mysqlproto.ErNotSupportedYet, "user variables (%s) are not supported on the admin interface", q[t.pos:t.end])
 		case tokWord:
 			name := strings.ToLower(t.text)
 			if sessionFuncs[name] && i+2 < len(toks) && isPunct(toks[i+1], "(") && isPunct(toks[i+2], ")") {
-				st.substitute(&b, literal(en.sessionFunc(name)), q[t.pos:toks[i+2].end])
+				b.WriteString(sel.named(toks, i, i+2, literal(en.sessionFunc(name)), q[t.pos:toks[i+2].end]))
 				i += 2
 				prevEnd = toks[i].end
 				continue
@@ -171,31 +173,64 @@ func (en *env) rewrite(st *statement, q string) error {
 	return nil
 }
 
-// substitution is a literal written in place of a variable or function.
-type substitution struct {
-	lit, orig string
-	used      bool // already gave its name to a column
+// joinsIntoComment reports whether writing next right after out would
+// start or end an SQLite comment that MySQL's lexer did not see.
+func joinsIntoComment(out, next string) bool {
+	if out == "" || next == "" {
+		return false
+	}
+	pair := out[len(out)-1:] + next[:1]
+	return pair == "--" || pair == "/*" || pair == "*/"
 }
 
-// substitute writes lit in place of the text orig and remembers the pair
-// for column names.
-func (st *statement) substitute(b *strings.Builder, lit, orig string) {
-	b.WriteString(lit)
-	st.subs = append(st.subs, substitution{lit: lit, orig: orig})
+// selectList follows SELECT lists through a statement, so a variable or
+// session function that is a whole select-list item is given its name as
+// written (SELECT @@version_comment names its column @@version_comment,
+// as MySQL does, not by the value put in its place).
+type selectList struct {
+	depth int
+	open  map[int]bool // depth -> inside a SELECT list at that depth
 }
 
-// columnName maps a result column name SQLite derived from the rewritten
-// text back to the text as written: a column named exactly like a
-// substituted literal takes the name of the first such substitution not
-// yet used, which follows the select list's order.
-func (st *statement) columnName(name string) string {
-	for i := range st.subs {
-		if s := &st.subs[i]; !s.used && s.lit == name {
-			s.used = true
-			return s.orig
+// listEnd are the words that end a select list.
+var listEnd = []string{"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW", "INTO"}
+
+// see updates the state with token i.
+func (s *selectList) see(toks []token, i int) {
+	if s.open == nil {
+		s.open = map[int]bool{}
+	}
+	t := toks[i]
+	switch {
+	case isPunct(t, "("):
+		s.depth++
+	case isPunct(t, ")"):
+		delete(s.open, s.depth)
+		s.depth--
+	case isKw(t, "select"):
+		s.open[s.depth] = true
+	case t.kind == tokWord && slices.Contains(listEnd, strings.ToUpper(t.text)):
+		delete(s.open, s.depth)
+	}
+}
+
+// named returns lit, with AS "orig" when tokens first..last are a whole
+// select-list item without an alias of its own.
+func (s *selectList) named(toks []token, first, last int, lit, orig string) string {
+	if s.depth != 0 || !s.open[0] || first == 0 {
+		return lit // a subquery's column names are not seen
+	}
+	prev := toks[first-1]
+	if !isKw(prev, "select") && !isPunct(prev, ",") && !isKw(prev, "distinct") && !isKw(prev, "all") {
+		return lit
+	}
+	if last+1 < len(toks) {
+		next := toks[last+1]
+		if !isPunct(next, ",") && !isPunct(next, ")") && !(next.kind == tokWord && slices.Contains(listEnd, strings.ToUpper(next.text))) {
+			return lit // an expression (@@x + 1) or an alias of its own
 		}
 	}
-	return name
+	return lit + " AS " + quoteIdent(orig)
 }
 
 // literal renders a canonical value as an SQLite literal.

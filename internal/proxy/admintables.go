@@ -3,6 +3,8 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,21 +99,24 @@ func (p *Proxy) serversTable() admin.Table {
 					weights[name] = [2]int{int(w), int(r)}
 				}
 			}
-			if len(weights) > 0 {
-				found := 0
-				err := p.view.Update(func(s *topology.Server) error {
-					if w, ok := weights[s.Name]; ok {
-						s.WriterWeight, s.ReaderWeight = w[0], w[1]
-						found++
+			// Every server named must still be there, or nothing changes.
+			err := p.view.UpdateAll(func(servers []topology.Server) error {
+				for _, name := range slices.Concat(slices.Collect(maps.Keys(weights)), slices.Collect(maps.Keys(drains))) {
+					if !slices.ContainsFunc(servers, func(s topology.Server) bool { return s.Name == name }) {
+						return fmt.Errorf("server %s left the topology while the statement ran; nothing was changed, run it again", name)
 					}
-					return nil
-				})
-				if err != nil {
-					return err
 				}
-				if found != len(weights) {
-					return errors.New("a server left the topology while the statement ran; nothing was changed, run it again")
+				for i := range servers {
+					if w, ok := weights[servers[i].Name]; ok {
+						servers[i].WriterWeight, servers[i].ReaderWeight = w[0], w[1]
+					}
 				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if len(weights) > 0 {
 				p.log.Info("admin: server weights updated", "servers", fmt.Sprint(weights))
 			}
 			for name, on := range drains {
@@ -256,7 +261,7 @@ func (p *Proxy) rulesTable() admin.Table {
 			for _, ch := range changes {
 				if ch.Old != nil {
 					id, _ := ch.Old[0].(int64)
-					if id < 1 || int(id) > len(rs) {
+					if id < 1 || int(id) > len(rs) || !slices.Equal(row(int(id-1), rs[id-1]), ch.Old) {
 						return errors.New("the query rules changed while the statement ran; nothing was changed, run it again")
 					}
 					if ch.New == nil {

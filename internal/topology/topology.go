@@ -400,6 +400,22 @@ func (v *View) Update(fn func(s *Server) error) error {
 	return nil
 }
 
+// UpdateAll is Update for changes that concern the list as a whole: fn
+// gets a copy of every server and may refuse the change (a server named
+// by an admin statement has left the topology) before anything is
+// published.
+func (v *View) UpdateAll(fn func(servers []Server) error) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	next := append([]Server(nil), v.servers...)
+	if err := fn(next); err != nil {
+		return err
+	}
+	v.servers = next
+	v.reconsider()
+	return nil
+}
+
 // Writer returns the node that takes writes; none while a switch is
 // pending (writes pause) or when no node qualifies.
 func (s *Snapshot) Writer() (Server, bool) {

@@ -131,6 +131,23 @@ func TestUpdateIsAllOrNothing(t *testing.T) {
 	}
 }
 
+func TestUpdateAllIsAllOrNothing(t *testing.T) {
+	v := NewView([]Server{{Name: "a", ReaderWeight: 1}, {Name: "b", ReaderWeight: 1}})
+	err := v.UpdateAll(func(servers []Server) error {
+		servers[0].ReaderWeight = 5
+		return errTest // e.g. a named server is gone
+	})
+	if err == nil || v.Load().Servers[0].ReaderWeight != 1 {
+		t.Fatalf("refused UpdateAll: err %v, weight %d", err, v.Load().Servers[0].ReaderWeight)
+	}
+	if err := v.UpdateAll(func(servers []Server) error { servers[1].ReaderWeight = 7; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if w := v.Load().Servers[1].ReaderWeight; w != 7 {
+		t.Fatalf("UpdateAll not published: weight %d", w)
+	}
+}
+
 type testErr struct{}
 
 func (testErr) Error() string { return "test" }
