@@ -1,0 +1,359 @@
+// Package quorum predicts what a Galera cluster spread over sites does
+// when a node, a whole site or the link between two sites fails: which
+// members still form the Primary component (and take writes) and which
+// stop. It is the planner behind `galeon plan`, and a pure function of a
+// layout, so its predictions can be checked against a real cluster in the
+// multi-site sandbox.
+//
+// # The rules it applies (Galera 4, pc and gmcast)
+//
+//   - A component stays Primary only with strictly more than half of the
+//     weight (pc.weight, default 1) of the last Primary component. An
+//     even split stops both halves. Members that left gracefully are not
+//     counted; crashed and cut-off ones are.
+//   - gmcast relays messages between members that cannot reach each other
+//     directly through one that reaches both, so a component is every
+//     member that can reach the others directly or through a relay: with
+//     three sites, cutting one site-to-site link leaves the cluster whole.
+//   - An arbitrator (garbd) votes like a node (weight 1 unless set) and
+//     relays, but holds no data: a component made of arbitrators alone
+//     cannot serve.
+//
+// Failures are evaluated one at a time from the healthy layout: the
+// question a planner answers is "which single event stops writes?".
+package quorum
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Member is one voting member of the cluster.
+type Member struct {
+	Name       string
+	Site       string
+	Weight     int  // pc.weight; 1 when not set
+	Arbitrator bool // garbd: votes and relays, holds no data
+	Segment    int  // gmcast.segment
+}
+
+// Layout is a cluster's members and the sites they are in, in order.
+type Layout struct {
+	Sites   []string
+	Members []Member
+}
+
+// ParseLayout reads the --dc notation: comma-separated SITE:N (N data
+// nodes) or SITE:garbd (an arbitrator), and SITE:N+garbd for both. Nodes
+// are named SITE-1, SITE-2...; an arbitrator SITE-garbd. Each site gets
+// its own segment, in order (0, 1, 2...), as Galera's multi-site advice
+// has it.
+func ParseLayout(spec string) (Layout, error) {
+	var l Layout
+	if strings.TrimSpace(spec) == "" {
+		return l, fmt.Errorf("empty layout: give sites as SITE:N or SITE:garbd, e.g. dc1:2,dc2:2,dc3:garbd")
+	}
+	for i, part := range strings.Split(spec, ",") {
+		site, what, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok || site == "" || what == "" {
+			return Layout{}, fmt.Errorf("%q: want SITE:N or SITE:garbd (e.g. dc1:2)", part)
+		}
+		if !validName(site) {
+			return Layout{}, fmt.Errorf("site %q: use letters, digits, '-' and '_'", site)
+		}
+		if slices.Contains(l.Sites, site) {
+			return Layout{}, fmt.Errorf("site %s is listed twice", site)
+		}
+		nodes, garbd := what, false
+		if what == "garbd" {
+			nodes, garbd = "0", true
+		} else if n, ok := strings.CutSuffix(what, "+garbd"); ok {
+			nodes, garbd = n, true
+		}
+		n, err := strconv.Atoi(nodes)
+		if err != nil || n < 0 || n > 9 {
+			return Layout{}, fmt.Errorf("%s:%s: the node count must be 0 to 9 (or garbd)", site, what)
+		}
+		if n == 0 && !garbd {
+			return Layout{}, fmt.Errorf("%s:%s: a site needs at least one node or an arbitrator", site, what)
+		}
+		l.Sites = append(l.Sites, site)
+		for k := 1; k <= n; k++ {
+			l.Members = append(l.Members, Member{Name: fmt.Sprintf("%s-%d", site, k), Site: site, Weight: 1, Segment: i})
+		}
+		if garbd {
+			l.Members = append(l.Members, Member{Name: site + "-garbd", Site: site, Weight: 1, Arbitrator: true, Segment: i})
+		}
+	}
+	if l.dataNodes(l.Members) == 0 {
+		return Layout{}, fmt.Errorf("%q has no data node: arbitrators alone hold no data", spec)
+	}
+	return l, nil
+}
+
+// SetWeight sets pc.weight of a member (name=W in --weight).
+func (l *Layout) SetWeight(name string, w int) error {
+	if w < 0 || w > 255 {
+		return fmt.Errorf("weight %d for %s: pc.weight is 0 to 255", w, name)
+	}
+	for i := range l.Members {
+		if l.Members[i].Name == name {
+			l.Members[i].Weight = w
+			return nil
+		}
+	}
+	return fmt.Errorf("no member %s (members: %s)", name, strings.Join(l.names(l.Members), ", "))
+}
+
+func validName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return s != "" && len(s) <= 32
+}
+
+// Kind is a kind of failure.
+type Kind string
+
+// Failures the planner considers.
+const (
+	NodeDown Kind = "node down" // one member crashes
+	SiteDown Kind = "site down" // every member of one site
+	LinkCut  Kind = "link cut"  // the network between two sites
+)
+
+// Failure is one event: a member (NodeDown), a site (SiteDown) or two
+// sites (LinkCut).
+type Failure struct {
+	Kind Kind
+	Node string
+	Site string
+	A, B string // LinkCut
+}
+
+func (f Failure) String() string {
+	switch f.Kind {
+	case NodeDown:
+		return "lose " + f.Node
+	case SiteDown:
+		return "lose site " + f.Site
+	}
+	return "cut " + f.A + " <-> " + f.B
+}
+
+// Component is a set of members that can talk to each other.
+type Component struct {
+	Members []string
+	Weight  int
+	Data    int  // data nodes in it
+	Primary bool // keeps quorum (and serves, if Data > 0)
+}
+
+// Outcome is the predicted result of one failure.
+type Outcome struct {
+	Failure    Failure
+	Components []Component // the members still running, by component; Primary first
+	// Writes says whether a Primary component with data nodes remains:
+	// the cluster keeps taking writes there.
+	Writes bool
+	// Relay names the site whose members relay between sites that lost
+	// their direct link ("" if none was needed).
+	Relay string
+}
+
+// Predict returns what Galera does when f happens to the healthy layout l.
+func Predict(l Layout, f Failure) Outcome {
+	total := l.weight(l.Members)
+	alive := make([]Member, 0, len(l.Members))
+	for _, m := range l.Members {
+		if f.Kind == NodeDown && m.Name == f.Node || f.Kind == SiteDown && m.Site == f.Site {
+			continue
+		}
+		alive = append(alive, m)
+	}
+	// Sites are connected unless their link is cut; members of one site
+	// always reach each other. A component is a connected group of sites
+	// (gmcast relays through any member that reaches both sides).
+	sites := []string{}
+	for _, m := range alive {
+		if !slices.Contains(sites, m.Site) {
+			sites = append(sites, m.Site)
+		}
+	}
+	linked := func(a, b string) bool {
+		return !(f.Kind == LinkCut && (a == f.A && b == f.B || a == f.B && b == f.A))
+	}
+	group := map[string]int{}
+	next := 0
+	for _, s := range sites {
+		if _, done := group[s]; done {
+			continue
+		}
+		group[s] = next
+		queue := []string{s}
+		for len(queue) > 0 {
+			cur := queue[0]
+			queue = queue[1:]
+			for _, o := range sites {
+				if _, done := group[o]; !done && linked(cur, o) {
+					group[o] = next
+					queue = append(queue, o)
+				}
+			}
+		}
+		next++
+	}
+	out := Outcome{Failure: f}
+	for g := 0; g < next; g++ {
+		var ms []Member
+		for _, m := range alive {
+			if group[m.Site] == g {
+				ms = append(ms, m)
+			}
+		}
+		c := Component{Members: l.names(ms), Weight: l.weight(ms), Data: l.dataNodes(ms)}
+		c.Primary = 2*c.Weight > total
+		if c.Primary && c.Data > 0 {
+			out.Writes = true
+		}
+		out.Components = append(out.Components, c)
+	}
+	sort.SliceStable(out.Components, func(i, j int) bool { return out.Components[i].Primary && !out.Components[j].Primary })
+	if f.Kind == LinkCut && next == 1 {
+		for _, s := range sites {
+			if s != f.A && s != f.B {
+				out.Relay = s
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Report is a whole plan: every single failure, and what to change.
+type Report struct {
+	Layout   Layout
+	Outcomes []Outcome
+	// Warnings name what is wrong with the layout; Advice what to do.
+	Warnings []string
+	Advice   []string
+}
+
+// Plan predicts every single failure of l (each member, each site with
+// more than one site, each link between two sites) and reviews the layout.
+func Plan(l Layout) Report {
+	r := Report{Layout: l}
+	for _, m := range l.Members {
+		r.Outcomes = append(r.Outcomes, Predict(l, Failure{Kind: NodeDown, Node: m.Name}))
+	}
+	if len(l.Sites) > 1 {
+		for _, s := range l.Sites {
+			r.Outcomes = append(r.Outcomes, Predict(l, Failure{Kind: SiteDown, Site: s}))
+		}
+		for i, a := range l.Sites {
+			for _, b := range l.Sites[i+1:] {
+				r.Outcomes = append(r.Outcomes, Predict(l, Failure{Kind: LinkCut, A: a, B: b}))
+			}
+		}
+	}
+	r.review()
+	return r
+}
+
+// review fills Warnings and Advice.
+func (r *Report) review() {
+	l := r.Layout
+	total := l.weight(l.Members)
+	if total%2 == 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the total weight is even (%d): a split into two equal halves stops both", total))
+	}
+	if len(l.Sites) == 1 {
+		r.Warnings = append(r.Warnings, "every member is in one site: losing it stops the cluster")
+	}
+	if len(l.Sites) == 2 {
+		r.Warnings = append(r.Warnings, "two sites: the side that keeps quorum after a link cut or a site loss is decided by weight alone, and with equal weight neither does")
+		r.Advice = append(r.Advice, "add an arbitrator (garbd) in a third site: it breaks the tie and relays between the two sites when their link fails")
+	}
+	for _, s := range l.Sites {
+		w := l.weight(l.inSite(s))
+		if len(l.Sites) > 1 && 2*w >= total {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s holds %d of %d votes: losing it stops writes everywhere", s, w, total))
+		}
+		var data, garbd bool
+		for _, m := range l.inSite(s) {
+			data = data || !m.Arbitrator
+			garbd = garbd || m.Arbitrator
+		}
+		if data && garbd {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the arbitrator in %s shares its site with data nodes: it does not help when %s fails", s, s))
+		}
+	}
+	segs := map[string]int{}
+	for _, m := range l.Members {
+		if seg, ok := segs[m.Site]; ok && seg != m.Segment {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s spans segments %d and %d: give a site one gmcast.segment", m.Site, seg, m.Segment))
+		}
+		segs[m.Site] = m.Segment
+	}
+	for a, sa := range segs {
+		for b, sb := range segs {
+			if a < b && sa == sb {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("sites %s and %s share gmcast.segment %d: traffic between them is not relayed once per site, and donors are not preferred locally", a, b, sa))
+			}
+		}
+	}
+	var stops []string
+	for _, o := range r.Outcomes {
+		if !o.Writes {
+			stops = append(stops, o.Failure.String())
+		}
+	}
+	if len(stops) > 0 && len(l.Sites) >= 3 {
+		// A third site exists: weight, not an arbitrator, is missing.
+		r.Advice = append(r.Advice, fmt.Sprintf("these stop writes: %s; add a node or an arbitrator so that no single site holds half the votes", strings.Join(stops, ", ")))
+	}
+	if len(stops) > 0 && len(l.Sites) == 1 && l.dataNodes(l.Members) < 3 {
+		r.Advice = append(r.Advice, "run at least 3 nodes (or 2 and an arbitrator) to survive one failure")
+	}
+}
+
+func (l Layout) inSite(site string) []Member {
+	var out []Member
+	for _, m := range l.Members {
+		if m.Site == site {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (Layout) weight(ms []Member) int {
+	w := 0
+	for _, m := range ms {
+		w += m.Weight
+	}
+	return w
+}
+
+func (Layout) dataNodes(ms []Member) int {
+	n := 0
+	for _, m := range ms {
+		if !m.Arbitrator {
+			n++
+		}
+	}
+	return n
+}
+
+func (Layout) names(ms []Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
