@@ -108,6 +108,9 @@ func runAgent(ctx context.Context, args []string) error {
 			return err
 		}
 		cfg.Address, cfg.Grastate = n.Addr(), s.GrastatePath(n)
+		if n.Site != "" {
+			cfg.Site, cfg.Segment = n.Site, n.Segment
+		}
 		cfg.User, cfg.Password = s.Credentials.MonitorUser, s.Credentials.MonitorPassword
 		// A sandbox node is this agent's to start: it reports whether
 		// mariadbd runs, recovers its position after a crash, and starts

@@ -97,7 +97,8 @@ func printPlan(w io.Writer, r quorum.Report) {
 			line += "   [" + strings.Join(others, "] [") + "]"
 		}
 		if o.Relay != "" {
-			line += "   (relayed through " + o.Relay + ")"
+			res = "pause"
+			line += "   (relayed through " + o.Relay + " after a split of a few seconds)"
 		}
 		fmt.Fprintf(w, "  %-27s %-8s %s\n", o.Failure, res, line)
 	}

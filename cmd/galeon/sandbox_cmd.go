@@ -23,6 +23,12 @@ actions:
                       create and start a sandbox; waits until all nodes are Synced;
                       one galeon agent per node registers it in etcd (default: the
                       embedded etcd of the sandbox's proxy, 127.0.0.1:base+500)
+  up --dc dc1:2,dc2:2,dc3:garbd
+                      a multi-site sandbox: each site in its own network namespace
+                      and gmcast.segment, garbd for SITE:garbd (see: galeon plan)
+  partition SITE [--from SITE,...]
+                      cut SITE's links to the other sites (or to those named)
+  heal                restore every link between sites
   status [--json]     process and Galera state of every node
   stop                clean shutdown of every node
   start               start a stopped sandbox (bootstraps from the most advanced node)
@@ -56,7 +62,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	action := args[0]
 	switch action {
 	case "up", "status", "stop", "start", "destroy", "add", "env", "proxy-config", "remove", "kill", "pause", "resume", "restart",
-		"running", "start-node", "stop-node", "bootstrap-node", "position", "promote":
+		"running", "start-node", "stop-node", "bootstrap-node", "position", "promote", "partition", "heal":
 	default:
 		fmt.Fprint(os.Stderr, sandboxUsage)
 		return fmt.Errorf("unknown action %q", action)
@@ -75,6 +81,8 @@ func runSandbox(ctx context.Context, args []string) error {
 	provider, server := keyValues{}, keyValues{}
 	fs.Var(provider, "provider-option", "wsrep_provider_options entry KEY=VALUE, repeatable (up)")
 	fs.Var(server, "server-option", "[mariadbd] option KEY=VALUE, repeatable (up)")
+	dc := fs.String("dc", "", "sites: dc1:2,dc2:2,dc3:garbd (up; replaces --nodes)")
+	from := fs.String("from", "", "sites to cut SITE from, comma-separated (partition; default all others)")
 	disc := fs.String("discovery", "", "etcd where the agents register the nodes; \"none\" for no agents (up; default etcd://127.0.0.1:BASE+500)")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
@@ -102,7 +110,7 @@ func runSandbox(ctx context.Context, args []string) error {
 			*disc = ""
 		}
 		sb, err := sandbox.Up(ctx, sandbox.Options{Name: *name, Nodes: *nodes, BasePort: *basePort, Dir: *dir,
-			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Discovery: *disc, Control: ctl})
+			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Discovery: *disc, Sites: *dc, Control: ctl})
 		if err != nil {
 			return err
 		}
@@ -155,6 +163,28 @@ func runSandbox(ctx context.Context, args []string) error {
 		return nil
 	case "proxy-config":
 		fmt.Print(sb.ProxyConfig(*listen, *adminListen, *httpListen))
+		return nil
+	case "heal":
+		if err := sb.Heal(ctx); err != nil {
+			return err
+		}
+		fmt.Println("every link between sites restored")
+		return nil
+	case "partition":
+		if len(pos) != 1 {
+			return errors.New("partition needs exactly one SITE argument (e.g. dc2)")
+		}
+		var others []string
+		if *from != "" {
+			others = strings.Split(*from, ",")
+		}
+		if err := sb.Partition(ctx, pos[0], others...); err != nil {
+			return err
+		}
+		if len(others) == 0 {
+			others = []string{"every other site"}
+		}
+		fmt.Printf("%s cut from %s; galeon sandbox heal --name %s restores it\n", pos[0], strings.Join(others, ", "), sb.Name)
 		return nil
 	}
 	node, err := nodeArg()
@@ -238,13 +268,23 @@ func printSandboxStatus(ctx context.Context, sb *sandbox.Sandbox, asJSON bool) e
 	if sb.Discovery != "" {
 		fmt.Printf("agents register the nodes in %s (cluster %q)\n", sb.Discovery, sb.Name)
 	}
-	fmt.Printf("%-7s %-16s %-7s %-8s %-15s %-8s %-5s %s\n", "node", "address", "pid", "process", "state", "cluster", "size", "agent")
+	if sb.Net != nil {
+		cuts, err := sb.Net.Cuts(ctx)
+		if err != nil {
+			return err
+		}
+		if len(cuts) == 0 {
+			cuts = []string{"none"}
+		}
+		fmt.Printf("sites in network namespaces on bridge %s (host %s); links cut: %s\n", sb.Net.Bridge, sb.Net.Host, strings.Join(cuts, ", "))
+	}
+	fmt.Printf("%-9s %-5s %-20s %-7s %-8s %-15s %-8s %-5s %s\n", "node", "site", "address", "pid", "process", "state", "cluster", "size", "agent")
 	for _, n := range st {
 		pid := "-"
 		if n.PID != 0 {
 			pid = fmt.Sprint(n.PID)
 		}
-		line := fmt.Sprintf("%-7s %-16s %-7s %-8s %-15s %-8s %-5s %s", n.Name, n.Addr(), pid, n.Process, n.State, n.ClusterStatus, n.ClusterSize, sb.AgentStatus(n.Node))
+		line := fmt.Sprintf("%-9s %-5s %-20s %-7s %-8s %-15s %-8s %-5s %s", n.Name, n.Site, n.Addr(), pid, n.Process, n.State, n.ClusterStatus, n.ClusterSize, sb.AgentStatus(n.Node))
 		if n.Error != "" {
 			line += "  error: " + n.Error
 		}

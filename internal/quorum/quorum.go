@@ -15,6 +15,10 @@
 //     directly through one that reaches both, so a component is every
 //     member that can reach the others directly or through a relay: with
 //     three sites, cutting one site-to-site link leaves the cluster whole.
+//     Not at once: measured in the multi-site sandbox, the cluster first
+//     splits when the direct link is suspected (every side non-Primary
+//     for a few seconds: writes stop), then forms again through the
+//     relay. Outcome.Relay names the site that relays.
 //   - An arbitrator (garbd) votes like a node (weight 1 unless set) and
 //     relays, but holds no data: a component made of arbitrators alone
 //     cannot serve.
@@ -124,11 +128,12 @@ type Kind string
 const (
 	NodeDown Kind = "node down" // one member crashes
 	SiteDown Kind = "site down" // every member of one site
+	SiteCut  Kind = "site cut"  // a site loses every link, its members run on
 	LinkCut  Kind = "link cut"  // the network between two sites
 )
 
-// Failure is one event: a member (NodeDown), a site (SiteDown) or two
-// sites (LinkCut).
+// Failure is one event: a member (NodeDown), a site (SiteDown, SiteCut)
+// or two sites (LinkCut).
 type Failure struct {
 	Kind Kind
 	Node string
@@ -142,6 +147,8 @@ func (f Failure) String() string {
 		return "lose " + f.Node
 	case SiteDown:
 		return "lose site " + f.Site
+	case SiteCut:
+		return "cut off site " + f.Site
 	}
 	return "cut " + f.A + " <-> " + f.B
 }
@@ -162,7 +169,8 @@ type Outcome struct {
 	// the cluster keeps taking writes there.
 	Writes bool
 	// Relay names the site whose members relay between sites that lost
-	// their direct link ("" if none was needed).
+	// their direct link ("" if none was needed). Writes pause until the
+	// relay is in place (seconds: the split is seen first).
 	Relay string
 }
 
@@ -186,7 +194,13 @@ func Predict(l Layout, f Failure) Outcome {
 		}
 	}
 	linked := func(a, b string) bool {
-		return !(f.Kind == LinkCut && (a == f.A && b == f.B || a == f.B && b == f.A))
+		switch f.Kind {
+		case LinkCut:
+			return !(a == f.A && b == f.B || a == f.B && b == f.A)
+		case SiteCut:
+			return a != f.Site && b != f.Site
+		}
+		return true
 	}
 	group := map[string]int{}
 	next := 0

@@ -40,6 +40,8 @@ func TestPredict(t *testing.T) {
 		{"dc1:2,dc2:2", nil, Failure{Kind: LinkCut, A: "dc1", B: "dc2"}, "stops: dc1-1,dc1-2 | dc2-1,dc2-2"},
 		{"dc1:2,dc2:2,dc3:garbd", nil, Failure{Kind: SiteDown, Site: "dc2"}, "writes: dc1-1,dc1-2,dc3-garbd*"},
 		{"dc1:2,dc2:2,dc3:garbd", nil, Failure{Kind: SiteDown, Site: "dc3"}, "writes: dc1-1,dc1-2,dc2-1,dc2-2*"},
+		{"dc1:2,dc2:2,dc3:garbd", nil, Failure{Kind: SiteCut, Site: "dc2"}, "writes: dc1-1,dc1-2,dc3-garbd* | dc2-1,dc2-2"},
+		{"dc1:2,dc2:2", nil, Failure{Kind: SiteCut, Site: "dc1"}, "stops: dc1-1,dc1-2 | dc2-1,dc2-2"},
 		{"dc1:2,dc2:2,dc3:garbd", nil, Failure{Kind: LinkCut, A: "dc1", B: "dc2"}, "writes via dc3: dc1-1,dc1-2,dc2-1,dc2-2,dc3-garbd*"},
 		{"dc1:3,dc2:2", nil, Failure{Kind: LinkCut, A: "dc2", B: "dc1"}, "writes: dc1-1,dc1-2,dc1-3* | dc2-1,dc2-2"},
 		{"dc1:3,dc2:2", nil, Failure{Kind: SiteDown, Site: "dc1"}, "stops: dc2-1,dc2-2"},

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/galeon-db/galeon/internal/netns"
 )
 
 // Defaults for a sandbox created without explicit options.
@@ -43,6 +45,11 @@ type Node struct {
 	GaleraPort int    `json:"galera_port"`
 	ISTPort    int    `json:"ist_port"`
 	SSTPort    int    `json:"sst_port"`
+	// Multi-site sandboxes: the node's site, the address it listens on
+	// there (its site namespace's), and its gmcast.segment.
+	Site    string `json:"site,omitempty"`
+	Host    string `json:"host,omitempty"`
+	Segment int    `json:"segment,omitempty"`
 }
 
 // Credentials are generated when the sandbox is created and stored, mode
@@ -75,6 +82,10 @@ type State struct {
 	Discovery   string      `json:"discovery,omitempty"`
 	Nodes       []Node      `json:"nodes"`
 	Credentials Credentials `json:"credentials"`
+	// Net and Arbitrators: a multi-site sandbox's network namespaces
+	// and garbd processes (see sites.go).
+	Net         *netns.Net   `json:"net,omitempty"`
+	Arbitrators []Arbitrator `json:"arbitrators,omitempty"`
 }
 
 func newNode(basePort, index int) Node {
@@ -104,8 +115,9 @@ type NamedPort struct {
 	What string
 }
 
-// Addr is the node's client address on loopback.
-func (n Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.Port) }
+// Addr is the node's client address: on loopback, or on its site's
+// address in a multi-site sandbox (reachable from the host).
+func (n Node) Addr() string { return n.host() + ":" + strconv.Itoa(n.Port) }
 
 func (s *State) nodeDir(n Node) string   { return filepath.Join(s.Dir, n.Name) }
 func (s *State) dataDir(n Node) string   { return filepath.Join(s.Dir, n.Name, "data") }

@@ -72,9 +72,12 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func (s *State) clusterAddress() string {
-	addrs := make([]string, 0, len(s.Nodes))
+	addrs := make([]string, 0, len(s.Nodes)+len(s.Arbitrators))
 	for _, n := range s.Nodes {
-		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(n.GaleraPort))
+		addrs = append(addrs, n.host()+":"+strconv.Itoa(n.GaleraPort))
+	}
+	for _, a := range s.Arbitrators {
+		addrs = append(addrs, a.addr())
 	}
 	return "gcomm://" + strings.Join(addrs, ",")
 }
@@ -90,8 +93,12 @@ func (s *State) myCnf(n Node) string {
 		fmt.Fprintf(&b, "%s = %s\n", k, server[k])
 	}
 	provider := merged(defaultProviderOptions(), s.ProviderOptions)
-	provider["gmcast.listen_addr"] = "tcp://127.0.0.1:" + strconv.Itoa(n.GaleraPort)
-	provider["ist.recv_addr"] = "127.0.0.1:" + strconv.Itoa(n.ISTPort)
+	h := n.host()
+	provider["gmcast.listen_addr"] = "tcp://" + h + ":" + strconv.Itoa(n.GaleraPort)
+	provider["ist.recv_addr"] = h + ":" + strconv.Itoa(n.ISTPort)
+	if n.Site != "" {
+		provider["gmcast.segment"] = strconv.Itoa(n.Segment)
+	}
 	opts := make([]string, 0, len(provider))
 	for _, k := range sortedKeys(provider) {
 		opts = append(opts, k+"="+provider[k])
@@ -102,7 +109,7 @@ socket = %s
 pid-file = %s
 log-error = %s
 port = %d
-bind-address = 127.0.0.1
+bind-address = %s
 tmpdir = %s
 wsrep_on = ON
 wsrep_provider = %s
@@ -110,13 +117,13 @@ wsrep_provider_options = "%s"
 wsrep_cluster_name = %s
 wsrep_cluster_address = %s
 wsrep_node_name = %s
-wsrep_node_address = 127.0.0.1:%d
-wsrep_node_incoming_address = 127.0.0.1:%d
-wsrep_sst_receive_address = 127.0.0.1:%d
+wsrep_node_address = %s:%d
+wsrep_node_incoming_address = %s:%d
+wsrep_sst_receive_address = %s:%d
 wsrep_sst_method = %s
-`, s.dataDir(n), s.socket(n), s.pidPath(n), s.errLog(n), n.Port, s.nodeDir(n),
+`, s.dataDir(n), s.socket(n), s.pidPath(n), s.errLog(n), n.Port, h, s.nodeDir(n),
 		GaleraLibrary, strings.Join(opts, "; "), s.Name, s.clusterAddress(),
-		n.Name, n.GaleraPort, n.Port, n.SSTPort, s.SSTMethod)
+		n.Name, h, n.GaleraPort, h, n.Port, h, n.SSTPort, s.SSTMethod)
 	if s.SSTMethod == "mariabackup" {
 		fmt.Fprintf(&b, "wsrep_sst_auth = %s:%s\n", s.Credentials.SSTUser, s.Credentials.SSTPassword)
 	}

@@ -88,7 +88,7 @@ func (s *State) startProcess(n Node, extraArgs []string, killWithParent bool) (i
 		attr.Pdeathsig = syscall.SIGKILL
 	}
 	cmd.SysProcAttr = attr
-	if err := cmd.Start(); err != nil {
+	if err := s.startCmd(n.Site, cmd); err != nil {
 		return 0, fmt.Errorf("start %s: %w", n.Name, err)
 	}
 	pid := trackChild(cmd)

@@ -37,6 +37,10 @@ type Options struct {
 	// Discovery is the etcd where one agent per node registers it
 	// (etcd://host:port, see DiscoveryEndpoint); "" runs no agents.
 	Discovery string
+	// Sites lays the sandbox out over sites, each in its own network
+	// namespace and gmcast.segment, in the notation of `galeon plan
+	// --dc`: "dc1:2,dc2:2,dc3:garbd". It replaces Nodes.
+	Sites string
 	Control
 }
 
@@ -154,8 +158,14 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 		ctl: opts.Control,
 		dbs: map[string]*sql.DB{},
 	}
-	for i := 1; i <= opts.Nodes; i++ {
-		sb.Nodes = append(sb.Nodes, newNode(opts.BasePort, i))
+	if opts.Sites != "" {
+		if err := sb.planSites(opts.Sites); err != nil {
+			return nil, err
+		}
+	} else {
+		for i := 1; i <= opts.Nodes; i++ {
+			sb.Nodes = append(sb.Nodes, newNode(opts.BasePort, i))
+		}
 	}
 	if err := checkPortsFree(sb.Nodes); err != nil {
 		return nil, err
@@ -177,6 +187,9 @@ func (sb *Sandbox) create(ctx context.Context) error {
 	}
 	if err := sb.save(); err != nil {
 		return err
+	}
+	if err := sb.ensureNet(ctx); err != nil {
+		return fmt.Errorf("create the sites' network: %w", err)
 	}
 	if sb.TLS {
 		if err := sb.writeTLSFiles(); err != nil {
@@ -201,7 +214,10 @@ func (sb *Sandbox) create(ctx context.Context) error {
 	if err := sb.startJoiners(ctx, sb.Nodes[1:]); err != nil {
 		return err
 	}
-	return sb.WaitClusterSize(ctx, len(sb.Nodes))
+	if err := sb.WaitClusterSize(ctx, len(sb.Nodes)); err != nil {
+		return err
+	}
+	return sb.startArbitrators(ctx)
 }
 
 func (sb *Sandbox) prepareNodeDir(n Node) error {
@@ -411,6 +427,9 @@ func (sb *Sandbox) running() []Node {
 // --wsrep-recover after a crash) and the others rejoin; otherwise the
 // stopped nodes join the running ones.
 func (sb *Sandbox) Start(ctx context.Context) error {
+	if err := sb.ensureNet(ctx); err != nil {
+		return fmt.Errorf("create the sites' network: %w", err)
+	}
 	var stopped []Node
 	for _, n := range sb.Nodes {
 		if sb.pid(n) == 0 {
@@ -418,6 +437,9 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 		}
 	}
 	if len(stopped) == 0 {
+		if err := sb.startArbitrators(ctx); err != nil {
+			return err
+		}
 		return sb.startAgents()
 	}
 	if len(stopped) == len(sb.Nodes) {
@@ -447,6 +469,9 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 	if err := sb.WaitClusterSize(ctx, len(sb.Nodes)); err != nil {
 		return err
 	}
+	if err := sb.startArbitrators(ctx); err != nil {
+		return err
+	}
 	return sb.startAgents()
 }
 
@@ -464,7 +489,9 @@ func removeNode(nodes []Node, name string) []Node {
 // last node to leave is the one Galera marks safe to bootstrap.
 func (sb *Sandbox) Stop(ctx context.Context) error {
 	// Agents first: they deregister their nodes, so proxies drain them.
-	errs := []error{sb.stopAgents(ctx)}
+	// Arbitrators next: a cluster without its data nodes has nothing
+	// for them to vote on.
+	errs := []error{sb.stopAgents(ctx), sb.stopArbitrators(ctx)}
 	for i := len(sb.Nodes) - 1; i >= 0; i-- {
 		if sb.pid(sb.Nodes[i]) == 0 {
 			continue
@@ -481,9 +508,17 @@ func (sb *Sandbox) Stop(ctx context.Context) error {
 func (sb *Sandbox) Destroy(ctx context.Context) error {
 	sb.closeAllDBs()
 	_ = sb.stopAgents(ctx)
+	for _, a := range sb.Arbitrators {
+		_ = sb.KillArbitrator(a.Name)
+	}
 	for _, n := range sb.Nodes {
 		if err := sb.sweep(ctx, n); err != nil {
 			return err
+		}
+	}
+	if sb.Net != nil {
+		if err := sb.Net.Destroy(ctx); err != nil {
+			return fmt.Errorf("remove the sites' network: %w", err)
 		}
 	}
 	if !strings.HasPrefix(sb.Dir, "/") || len(sb.Dir) < 5 {
@@ -495,6 +530,9 @@ func (sb *Sandbox) Destroy(ctx context.Context) error {
 // Add creates one more node and waits until it has joined: the cluster
 // grows by one.
 func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
+	if sb.Net != nil {
+		return Node{}, errors.New("adding a node to a multi-site sandbox is not supported: create it with the layout you want (--dc)")
+	}
 	idx := 0
 	for _, n := range sb.Nodes {
 		idx = max(idx, n.Index)

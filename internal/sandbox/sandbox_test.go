@@ -3,6 +3,7 @@ package sandbox
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,40 @@ func TestTLSMaterialVerifies(t *testing.T) {
 		if !strings.Contains(cnf, want) {
 			t.Errorf("my.cnf with TLS lacks %q:\n%s", want, cnf)
 		}
+	}
+}
+
+// TestSiteLayout checks what a multi-site sandbox is made of before any
+// process starts: nodes named and placed by site, one segment per site,
+// garbd on its own port, every address on the site's network.
+func TestSiteLayout(t *testing.T) {
+	s := &State{Name: "wan", Dir: "/var/tmp/galeon/wan", BasePort: 4400, SSTMethod: "rsync"}
+	if err := s.planSites("dc1:2,dc2:1+garbd"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range s.Nodes {
+		got = append(got, fmt.Sprintf("%s@%s seg%d %s", n.Name, n.Site, n.Segment, n.Addr()))
+	}
+	for _, a := range s.Arbitrators {
+		got = append(got, fmt.Sprintf("%s@%s seg%d %s", a.Name, a.Site, a.Segment, a.addr()))
+	}
+	want := "dc1-1@dc1 seg0 172.30.64.11:4401 | dc1-2@dc1 seg0 172.30.64.11:4402 | dc2-1@dc2 seg1 172.30.64.12:4403 | dc2-garbd@dc2 seg1 172.30.64.12:4591"
+	if strings.Join(got, " | ") != want {
+		t.Errorf("layout:\n got %s\nwant %s", strings.Join(got, " | "), want)
+	}
+	cnf := s.myCnf(s.Nodes[2])
+	for _, w := range []string{"gmcast.segment=1", "gmcast.listen_addr=tcp://172.30.64.12:4503", "bind-address = 172.30.64.12",
+		"wsrep_cluster_address = gcomm://172.30.64.11:4501,172.30.64.11:4502,172.30.64.12:4503,172.30.64.12:4591",
+		"wsrep_node_address = 172.30.64.12:4503", "wsrep_sst_receive_address = 172.30.64.12:4703"} {
+		if !strings.Contains(cnf, w) {
+			t.Errorf("dc2-1's my.cnf lacks %q:\n%s", w, cnf)
+		}
+	}
+	if s.Net.Sites[1].NS != "galeon-wan-dc2" || s.Net.Bridge != "glb64" || s.Net.Sites[1].Veth != "glv64s2" {
+		t.Errorf("network: %+v", s.Net)
+	}
+	if err := (&State{Name: "x", BasePort: 4400}).planSites("dc1:2,dc1:1"); err == nil || !strings.Contains(err.Error(), "--dc: site dc1 is listed twice") {
+		t.Errorf("duplicate site: %v", err)
 	}
 }

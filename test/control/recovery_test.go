@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,9 @@ func newManagedRig(t *testing.T) (*sandbox.Sandbox, *discovery.Store, *member, m
 // positions, the controller promotes the survivor in place
 // (pc.bootstrap=YES, no restart: it is as advanced as any), writes go on
 // through the proxy, and the dead nodes rejoin it.
+// mostAdvanced finds the node the recovery chose in its events.
+var mostAdvanced = regexp.MustCompile(`(\S+) is the most advanced \(seqno (\d+)\)`)
+
 func TestQuorumLossPromotesTheSurvivor(t *testing.T) {
 	sb, store, m, _ := newManagedRig(t)
 	ms := []*member{m}
@@ -186,14 +190,23 @@ func TestQuorumLossPromotesTheSurvivor(t *testing.T) {
 	back := waitFor(t, 3*time.Minute, "a write acknowledged after the quorum loss: "+recoveryEvents(m.p), func() bool { return ackCount(l) > before })
 	t.Logf("FIGURE 2 of 3 nodes killed -> survivor without quorum after %s -> writes acknowledged again %s later (recovery grace 5 s)",
 		lost.Sub(killed).Round(time.Millisecond), back.Sub(lost).Round(time.Millisecond))
-	if !strings.Contains(recoveryEvents(m.p), "promoting "+w0) && !strings.Contains(recoveryEvents(m.p), w0+" is the most advanced") {
-		t.Errorf("the survivor %s was not the one recovered: %s", w0, recoveryEvents(m.p))
-	}
-	if !strings.Contains(recoveryEvents(m.p), "pc.bootstrap") {
-		t.Errorf("the survivor was not promoted in place: %s", recoveryEvents(m.p))
-	}
-	if up := uptime(); up < up0 {
-		t.Errorf("%s was restarted (uptime %d s, %d s before the kill): a promotion must keep it running", w0, up, up0)
+	ev := recoveryEvents(m.p)
+	if ahead := mostAdvanced.FindStringSubmatch(ev); ahead != nil && ahead[1] != w0 {
+		// A race the controller must get right, not a failure: the
+		// killed nodes committed a last write-set that the survivor
+		// never applied (the view changed under it; its client got an
+		// error). The recovered position says so, and bootstrapping the
+		// survivor would lose that transaction; the most advanced node
+		// is bootstrapped instead and the survivor rejoins it. No
+		// acknowledged write may be lost: the ledger check below.
+		t.Logf("FIGURE the killed %s (seqno %s) was ahead of the survivor %s and was bootstrapped instead of promoting it: %s", ahead[1], ahead[2], w0, ev)
+	} else {
+		if !strings.Contains(ev, "promoting "+w0) || !strings.Contains(ev, "pc.bootstrap") {
+			t.Errorf("the survivor %s was not promoted in place: %s", w0, ev)
+		}
+		if up := uptime(); up < up0 {
+			t.Errorf("%s was restarted (uptime %d s, %d s before the kill): a promotion must keep it running", w0, up, up0)
+		}
 	}
 	waitAllSynced(t, sb, store, 3*time.Minute)
 	t.Logf("FIGURE 2 of 3 nodes killed -> all 3 Synced again after %s; recovery: %s", time.Since(killed).Round(time.Millisecond), recoveryEvents(m.p))

@@ -1,0 +1,249 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/netns"
+	"github.com/galeon-db/galeon/internal/quorum"
+)
+
+// A multi-site sandbox (Options.Sites, `galeon sandbox up --dc
+// dc1:2,dc2:2,dc3:garbd`) puts each site in its own network namespace
+// (package netns): nodes of a site listen on the site's address, each
+// site is its own gmcast.segment, and a site may hold an arbitrator
+// (Debian's garbd). Partition and Heal cut and restore the links between
+// sites with iptables inside the namespaces, so what Galera does when a
+// data centre is lost can be watched, and compared with `galeon plan`.
+
+// Arbitrator is a garbd process of a multi-site sandbox: it votes in
+// quorum and relays between sites, and holds no data.
+type Arbitrator struct {
+	Name    string `json:"name"`
+	Site    string `json:"site"`
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Segment int    `json:"segment"`
+}
+
+// offsetArbitrator places arbitrator i's group port at base+190+i, above
+// the nodes' galera ports (a multi-site sandbox has at most 9 nodes per
+// site and 9 sites).
+const offsetArbitrator = offsetGalera + 90
+
+// host is the address the node listens on: its site's, or loopback.
+func (n Node) host() string {
+	if n.Host != "" {
+		return n.Host
+	}
+	return "127.0.0.1"
+}
+
+// addr is the arbitrator's group address.
+func (a Arbitrator) addr() string { return a.Host + ":" + strconv.Itoa(a.Port) }
+
+// planSites lays out the nodes and arbitrators of spec (quorum's --dc
+// notation) for a new sandbox, and its network.
+func (s *State) planSites(spec string) error {
+	l, err := quorum.ParseLayout(spec)
+	if err != nil {
+		return fmt.Errorf("--dc: %w", err)
+	}
+	if len(l.Sites) > 9 {
+		return fmt.Errorf("--dc: at most 9 sites")
+	}
+	net := netns.Plan(s.Name, netns.SubnetFor(s.BasePort), l.Sites)
+	s.Net = &net
+	s.Nodes = nil
+	idx, arb := 0, 0
+	for _, m := range l.Members {
+		site, _ := net.Site(m.Site)
+		if m.Arbitrator {
+			arb++
+			s.Arbitrators = append(s.Arbitrators, Arbitrator{Name: m.Name, Site: m.Site, Host: site.IP,
+				Port: s.BasePort + offsetArbitrator + arb, Segment: m.Segment})
+			continue
+		}
+		idx++
+		n := newNode(s.BasePort, idx)
+		n.Name, n.Site, n.Host, n.Segment = m.Name, m.Site, site.IP, m.Segment
+		s.Nodes = append(s.Nodes, n)
+	}
+	return nil
+}
+
+// siteOf returns the namespace of a node's site (ok false: no site).
+func (s *State) siteOf(site string) (netns.Site, bool) {
+	if s.Net == nil || site == "" {
+		return netns.Site{}, false
+	}
+	ns, err := s.Net.Site(site)
+	return ns, err == nil
+}
+
+// startCmd starts a node's or arbitrator's process, in its site's
+// namespace if it has one.
+func (s *State) startCmd(site string, cmd *exec.Cmd) error {
+	if ns, ok := s.siteOf(site); ok {
+		return ns.Start(cmd)
+	}
+	return cmd.Start()
+}
+
+// ensureNet creates the sites' network if it is missing (a new sandbox,
+// or one started again after a reboot).
+func (sb *Sandbox) ensureNet(ctx context.Context) error {
+	if sb.Net == nil {
+		return nil
+	}
+	if _, err := os.Stat("/run/netns/" + sb.Net.Sites[0].NS); err == nil {
+		return nil
+	}
+	return sb.Net.Create(ctx)
+}
+
+func (s *State) arbDir(a Arbitrator) string   { return filepath.Join(s.Dir, a.Name) }
+func (s *State) arbPid(a Arbitrator) string   { return filepath.Join(s.arbDir(a), "garbd.pid") }
+func (s *State) arbLog(a Arbitrator) string   { return filepath.Join(s.arbDir(a), "garbd.log") }
+func (s *State) arbRunning(a Arbitrator) bool { return s.arbPidOf(a) != 0 }
+
+// arbPidOf returns the PID of a running garbd, checked against its log
+// path on the command line so a stale pid file never names another
+// process.
+func (s *State) arbPidOf(a Arbitrator) int {
+	b, err := os.ReadFile(s.arbPid(a))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 || !stillRunning(pid, s.arbLog(a)) {
+		return 0
+	}
+	return pid
+}
+
+// startArbitrators starts every garbd that is not running and waits until
+// the cluster counts it.
+func (sb *Sandbox) startArbitrators(ctx context.Context) error {
+	started := false
+	for _, a := range sb.Arbitrators {
+		if sb.arbRunning(a) {
+			continue
+		}
+		if err := sb.startArbitrator(a); err != nil {
+			return err
+		}
+		started = true
+	}
+	if !started {
+		return nil
+	}
+	return sb.WaitClusterSize(ctx, len(sb.Nodes)+len(sb.Arbitrators))
+}
+
+func (sb *Sandbox) startArbitrator(a Arbitrator) error {
+	uid, gid, err := mysqlIDs()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(sb.arbDir(a), 0o755); err != nil {
+		return err
+	}
+	if err := chownMysql(sb.arbDir(a)); err != nil {
+		return err
+	}
+	provider := merged(defaultProviderOptions(), sb.ProviderOptions)
+	for _, k := range []string{"gcache.size", "pc.recovery"} {
+		delete(provider, k) // data-node options garbd refuses or ignores
+	}
+	provider["gmcast.listen_addr"] = "tcp://" + a.addr()
+	provider["gmcast.segment"] = strconv.Itoa(a.Segment)
+	opts := make([]string, 0, len(provider))
+	for _, k := range sortedKeys(provider) {
+		opts = append(opts, k+"="+provider[k])
+	}
+	cmd := exec.Command("garbd", "--name", a.Name, "--group", sb.Name, "--address", sb.clusterAddress(),
+		"--options", strings.Join(opts, "; "), "--log", sb.arbLog(a))
+	cmd.Dir = sb.arbDir(a)
+	attr := &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: uid, Gid: gid}}
+	if sb.ctl.KillWithParent {
+		attr.Pdeathsig = syscall.SIGKILL
+	}
+	cmd.SysProcAttr = attr
+	sb.ctl.Progress(a.Name, "starting the arbitrator (garbd) in "+a.Site)
+	if err := sb.startCmd(a.Site, cmd); err != nil {
+		return fmt.Errorf("start %s: %w", a.Name, err)
+	}
+	pid := trackChild(cmd)
+	return os.WriteFile(sb.arbPid(a), []byte(strconv.Itoa(pid)+"\n"), 0o644)
+}
+
+// stopArbitrators stops every garbd (SIGTERM, then SIGKILL after 10 s).
+func (sb *Sandbox) stopArbitrators(ctx context.Context) error {
+	var errs []error
+	for _, a := range sb.Arbitrators {
+		pid := sb.arbPidOf(a)
+		if pid == 0 {
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if waitExit(wctx, pid, sb.arbLog(a)) != nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := waitExit(kctx, pid, sb.arbLog(a)); err != nil {
+				errs = append(errs, fmt.Errorf("%s (pid %d) did not exit", a.Name, pid))
+			}
+			kcancel()
+		}
+		cancel()
+		_ = os.Remove(sb.arbPid(a))
+	}
+	return errors.Join(errs...)
+}
+
+// KillArbitrator kills a garbd, as a crash would.
+func (sb *Sandbox) KillArbitrator(name string) error {
+	for _, a := range sb.Arbitrators {
+		if a.Name != name {
+			continue
+		}
+		if pid := sb.arbPidOf(a); pid != 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			return waitExit(ctx, pid, sb.arbLog(a))
+		}
+		return nil
+	}
+	return fmt.Errorf("sandbox %q has no arbitrator %q", sb.Name, name)
+}
+
+// Partition cuts site from the sites in from (all other sites if none),
+// as a WAN link failure would: the site's nodes keep running, lose sight
+// of the others, and Galera decides which side keeps quorum.
+func (sb *Sandbox) Partition(ctx context.Context, site string, from ...string) error {
+	if sb.Net == nil {
+		return fmt.Errorf("sandbox %q has no sites: create one with --dc", sb.Name)
+	}
+	if len(from) == 0 {
+		return sb.Net.Isolate(ctx, site)
+	}
+	return sb.Net.Cut(ctx, site, from...)
+}
+
+// Heal restores every link between sites.
+func (sb *Sandbox) Heal(ctx context.Context) error {
+	if sb.Net == nil {
+		return fmt.Errorf("sandbox %q has no sites: create one with --dc", sb.Name)
+	}
+	return sb.Net.Heal(ctx)
+}

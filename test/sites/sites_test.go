@@ -1,0 +1,289 @@
+// Package sites_test runs multi-site sandboxes (each site in its own
+// network namespace, real garbd) and checks that what `galeon plan`
+// predicts for a partition is what Galera does.
+package sites_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/quorum"
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
+)
+
+// view is what one data node says about its component.
+type view struct {
+	status string // Primary, non-Primary, or the error
+	size   string
+	state  string
+}
+
+func observe(t *testing.T, sb *sandbox.Sandbox) map[string]view {
+	t.Helper()
+	out := map[string]view{}
+	for _, n := range sb.Nodes {
+		db, err := sb.DB(n.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rows, err := db.QueryContext(ctx, "SHOW STATUS WHERE Variable_name IN ('wsrep_cluster_status', 'wsrep_cluster_size', 'wsrep_local_state_comment')")
+		v := view{}
+		if err != nil {
+			v.status = err.Error()
+		} else {
+			for rows.Next() {
+				var k, val string
+				_ = rows.Scan(&k, &val)
+				switch k {
+				case "wsrep_cluster_status":
+					v.status = val
+				case "wsrep_cluster_size":
+					v.size = val
+				case "wsrep_local_state_comment":
+					v.state = val
+				}
+			}
+			rows.Close()
+		}
+		cancel()
+		out[n.Name] = v
+	}
+	return out
+}
+
+// expected turns a prediction into what each data node should report:
+// Primary with the size of its component, or non-Primary.
+func expected(o quorum.Outcome, sb *sandbox.Sandbox) map[string]view {
+	want := map[string]view{}
+	for _, c := range o.Components {
+		for _, m := range c.Members {
+			if !slices.ContainsFunc(sb.Nodes, func(n sandbox.Node) bool { return n.Name == m }) {
+				continue // an arbitrator: nothing to ask
+			}
+			if c.Primary {
+				want[m] = view{status: "Primary", size: fmt.Sprint(len(c.Members))}
+			} else {
+				want[m] = view{status: "non-Primary"}
+			}
+		}
+	}
+	return want
+}
+
+func matches(got, want map[string]view) bool {
+	for n, w := range want {
+		g := got[n]
+		if g.status != w.status || w.size != "" && g.size != w.size {
+			return false
+		}
+	}
+	return true
+}
+
+func render(m map[string]view) string {
+	var names []string
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		v := m[n]
+		s := n + "=" + v.status
+		if v.size != "" {
+			s += "/" + v.size
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// waitView waits until the sandbox reports want, and returns how long it
+// took.
+func waitView(t *testing.T, sb *sandbox.Sandbox, what string, want map[string]view, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var got map[string]view
+	for time.Since(start) < limit {
+		if got = observe(t, sb); matches(got, want) {
+			return time.Since(start)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: after %s the nodes say\n  %s\nwant\n  %s", what, limit, render(got), render(want))
+	return 0
+}
+
+// settle waits until the sandbox has reported want for hold without a
+// break, within limit, and returns how long after the start the last
+// observation that did not match was (0 if every one matched).
+func settle(t *testing.T, sb *sandbox.Sandbox, what string, want map[string]view, hold, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var lastBad time.Duration
+	var got map[string]view
+	for time.Since(start) < limit {
+		if got = observe(t, sb); !matches(got, want) {
+			lastBad = time.Since(start)
+		} else if time.Since(start)-lastBad >= hold {
+			return lastBad
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: never held for %s within %s; the nodes say\n  %s\nwant\n  %s", what, hold, limit, render(got), render(want))
+	return 0
+}
+
+func allPrimary(sb *sandbox.Sandbox, size int) map[string]view {
+	want := map[string]view{}
+	for _, n := range sb.Nodes {
+		want[n.Name] = view{status: "Primary", size: fmt.Sprint(size)}
+	}
+	return want
+}
+
+// scenario is one failure to inflict, as the planner names it.
+type scenario struct {
+	failure quorum.Failure
+	apply   func(ctx context.Context) error
+}
+
+// checkPlan inflicts each failure on the sandbox built from spec, and
+// checks that the nodes end up as the planner predicts, then heals and
+// checks the cluster is whole again.
+func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []scenario) {
+	sb := sandboxtest.New(t, sandbox.Options{Sites: spec})
+	l, err := quorum.ParseLayout(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := len(l.Members)
+	ctx := context.Background()
+	waitView(t, sb, "the cluster at start", allPrimary(sb, members), time.Minute)
+	for _, n := range sb.Nodes {
+		db, _ := sb.DB(n.Name)
+		var name, opts string
+		if err := db.QueryRow("SHOW VARIABLES LIKE 'wsrep_provider_options'").Scan(&name, &opts); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("gmcast.segment = %d;", n.Segment); !strings.Contains(opts, want) {
+			t.Errorf("%s (site %s) runs without %q", n.Name, n.Site, want)
+		}
+	}
+	for _, sc := range scenarios(sb) {
+		o := quorum.Predict(l, sc.failure)
+		want := expected(o, sb)
+		t.Logf("%s: %s predicts %s", spec, sc.failure, render(want))
+		if err := sc.apply(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if o.Relay != "" {
+			// Galera first splits (the direct link is suspected), then
+			// gmcast relays through the third site and the whole
+			// cluster forms again: watch for the split to end and the
+			// whole cluster to hold.
+			cut := time.Now()
+			pause := settle(t, sb, sc.failure.String(), want, 15*time.Second, 90*time.Second)
+			t.Logf("FIGURE %s %s: split first (last seen %.1f s after the cut), then whole again through %s and held for 15 s (%.0f s watched)",
+				spec, sc.failure, pause.Seconds(), o.Relay, time.Since(cut).Seconds())
+		} else {
+			took := waitView(t, sb, sc.failure.String(), want, 90*time.Second)
+			t.Logf("FIGURE %s %s: as predicted %.1f s after the cut (%s)", spec, sc.failure, took.Seconds(), render(observe(t, sb)))
+		}
+		if err := sb.Heal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		healed := time.Now()
+		waitView(t, sb, "after heal", allPrimary(sb, members), 2*time.Minute)
+		synced := func() bool {
+			for _, v := range observe(t, sb) {
+				if v.state != "Synced" {
+					return false
+				}
+			}
+			return true
+		}
+		for !synced() {
+			if time.Since(healed) > 2*time.Minute {
+				t.Fatalf("not every node Synced 2 min after heal: %s", render(observe(t, sb)))
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Logf("FIGURE %s heal after %s: all %d members Primary and Synced in %.1f s", spec, sc.failure, members, time.Since(healed).Seconds())
+	}
+}
+
+// TestTwoSitesAndAnArbitrator is the layout Galera's documentation
+// recommends: losing a whole site, or the link between the two data
+// sites, leaves a Primary component.
+func TestTwoSitesAndAnArbitrator(t *testing.T) {
+	checkPlan(t, "dc1:2,dc2:2,dc3:garbd", func(sb *sandbox.Sandbox) []scenario {
+		return []scenario{
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc2") }},
+			{quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1", "dc2") }},
+		}
+	})
+}
+
+// TestTwoSitesWithoutArbitrator is the mistake the planner warns about: a
+// cut between two equal sites stops writes on both sides.
+func TestTwoSitesWithoutArbitrator(t *testing.T) {
+	checkPlan(t, "dc1:2,dc2:2", func(sb *sandbox.Sandbox) []scenario {
+		return []scenario{
+			{quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1", "dc2") }},
+		}
+	})
+}
+
+// TestThreeSitesWithoutAMajoritySite: dc1 holds exactly half the votes,
+// so cutting it off stops writes everywhere (the planner's warning),
+// while cutting off a one-node site does not.
+func TestThreeSitesWithoutAMajoritySite(t *testing.T) {
+	checkPlan(t, "dc1:2,dc2:1,dc3:1", func(sb *sandbox.Sandbox) []scenario {
+		return []scenario{
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1") }},
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc3"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc3") }},
+		}
+	})
+}
+
+// TestSandboxLeavesNoNetworkBehind checks that destroying a multi-site
+// sandbox removes its namespaces and bridge, and that bad layouts are
+// refused before anything is created.
+func TestSandboxLeavesNoNetworkBehind(t *testing.T) {
+	for spec, want := range map[string]string{
+		"dc1:0":       "at least one node",
+		"dc1:2,dc1:1": "listed twice",
+		"dc1:garbd":   "no data node",
+		"dc1:x":       "node count",
+	} {
+		_, err := sandbox.Up(context.Background(), sandbox.Options{Name: "badlayout", Dir: "/var/tmp/galeon-test/badlayout", Sites: spec, BasePort: sandboxtest.FreeBasePort(3)})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--dc %s: %v, want an error with %q", spec, err, want)
+		}
+	}
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	if strings.Contains(string(out), "galeon-badlayout") {
+		t.Errorf("a refused layout left a namespace: %s", out)
+	}
+	sb := sandboxtest.New(t, sandbox.Options{Sites: "dc1:1,dc2:1,dc3:garbd"})
+	ns, bridge := sb.Net.Sites[0].NS, sb.Net.Bridge
+	if err := sb.Destroy(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = exec.Command("ip", "netns", "list").Output()
+	if strings.Contains(string(out), ns) {
+		t.Errorf("destroy left namespace %s: %s", ns, out)
+	}
+	if err := exec.Command("ip", "link", "show", bridge).Run(); err == nil {
+		t.Errorf("destroy left bridge %s", bridge)
+	}
+}
