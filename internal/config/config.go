@@ -44,6 +44,11 @@ type Config struct {
 // Proxy is the client-facing MySQL endpoint.
 type Proxy struct {
 	Listen string `toml:"listen"`
+	// Site is the proxy's home site (data centre): reads go to readers in
+	// it while one is online, and to the other sites' only when none is
+	// left. Nodes get their site from servers[].site or from their
+	// agents (galeon agent --site). Empty: every reader, wherever it is.
+	Site string `toml:"site"`
 	// ServerVersion overrides the version galeon greets clients with.
 	// Empty (the default): the nodes' own greeting, e.g.
 	// "5.5.5-10.11.19-MariaDB-0+deb12u1" — drivers parse it to choose
@@ -121,6 +126,15 @@ type Galera struct {
 	WriterIsAlsoReader string   `toml:"writer_is_also_reader"`
 	DrainGrace         Duration `toml:"drain_grace"`
 	MaxWriters         int      `toml:"max_writers"`
+	// WriterSite is the site the writer belongs in (servers[].site or the
+	// agents' --site); "" keeps it in whatever site it is. While a node
+	// of that site can take the role, the writer is one of them.
+	WriterSite string `toml:"writer_site"`
+	// SiteHoldDown is how long the writer's site must have had no fit
+	// node before the role moves to another site: a short partition or a
+	// latency spike pauses writes rather than move them across the WAN.
+	// 0 (default) moves it at once.
+	SiteHoldDown Duration `toml:"site_hold_down"`
 }
 
 // Discovery connects the proxy to the control plane (etcd), where agents
@@ -229,6 +243,9 @@ type Server struct {
 	Address      string `toml:"address"`
 	WriterWeight int    `toml:"writer_weight"`
 	ReaderWeight int    `toml:"reader_weight"`
+	// Site is the data centre the node is in; a proxy with a home site
+	// (proxy.site) reads from nodes of its own site while one can serve.
+	Site string `toml:"site"`
 }
 
 // QueryRule routes statements whose text matches Match (a regular
@@ -393,6 +410,12 @@ func (c *Config) Validate() []string {
 	if g.MaxTransactionsBehind < 0 {
 		add("galera.max_transactions_behind", "must be 0 (off) or more")
 	}
+	if g.WriterSite != "" && !validSite(g.WriterSite) {
+		add("galera.writer_site", "%q: use letters, digits, '-' and '_' (at most 32)", g.WriterSite)
+	}
+	if g.SiteHoldDown.D() < 0 || g.SiteHoldDown.D() > 10*time.Minute {
+		add("galera.site_hold_down", "%s: use 0 (move at once) to 10m", g.SiteHoldDown.D())
+	}
 	if _, err := ParseFailback(g.Failback); err != nil {
 		add("galera.failback", "%v", err)
 	}
@@ -430,6 +453,12 @@ func (c *Config) Validate() []string {
 		if s.WriterWeight > 0 {
 			writers++
 		}
+		if s.Site != "" && !validSite(s.Site) {
+			add(key+".site", "%q: use letters, digits, '-' and '_' (at most 32)", s.Site)
+		}
+	}
+	if c.Proxy.Site != "" && !validSite(c.Proxy.Site) {
+		add("proxy.site", "%q: use letters, digits, '-' and '_' (at most 32)", c.Proxy.Site)
 	}
 	if len(c.Servers) > 0 && writers == 0 {
 		add("servers", "no server has writer_weight > 0: writes would have nowhere to go")
@@ -505,3 +534,16 @@ func ParseFailback(s string) (time.Duration, error) {
 }
 
 func validHostgroup(h string) bool { return h == HostgroupWriter || h == HostgroupReader }
+
+// validSite accepts site names as `galeon plan --dc` and the agents do.
+func validSite(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

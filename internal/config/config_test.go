@@ -100,3 +100,15 @@ destination = "nowhere"
 		}
 	}
 }
+
+func TestSitesAreValidated(t *testing.T) {
+	c := Defaults()
+	c.Proxy.Site = "dc 1"
+	c.Servers = []Server{{Name: "n1", Address: "127.0.0.1:3306", WriterWeight: 1, Site: "dc/2"}}
+	probs := strings.Join(c.Validate(), "\n")
+	for _, want := range []string{`proxy.site: "dc 1": use letters`, `servers[0].site: "dc/2": use letters`} {
+		if !strings.Contains(probs, want) {
+			t.Errorf("problems lack %q:\n%s", want, probs)
+		}
+	}
+}

@@ -17,6 +17,7 @@ type DonorCandidate struct {
 	CachedDownto int64
 	RecvQueue    int
 	Segment      int
+	Site         string // its data centre, as its agent publishes it ("" unknown)
 }
 
 // Joiner is the node about to join: its last committed seqno (-1: none,
@@ -25,6 +26,7 @@ type Joiner struct {
 	Name    string
 	Seqno   int64
 	Segment int
+	Site    string
 }
 
 // ChooseDonors returns the nodes to offer a joiner as wsrep_sst_donor,
@@ -36,9 +38,10 @@ type Joiner struct {
 //     would drain it and move the writer.
 //   - A node whose gcache still holds the joiner's next write-set first:
 //     it serves by IST, incrementally, without a snapshot.
-//   - Then a node of the joiner's own segment (multi-DC: no snapshot
-//     across the WAN), then the least loaded (shortest receive queue),
-//     then by name, so every caller offers the same list.
+//   - Then a node of the joiner's own segment, then of its own site
+//     (multi-DC: no snapshot across the WAN, also where segments are not
+//     set up), then the least loaded (shortest receive queue), then by
+//     name, so every caller offers the same list.
 //
 // The writer is offered only when no other node can serve; the list is
 // empty when no node can.
@@ -62,6 +65,9 @@ func ChooseDonors(j Joiner, cands []DonorCandidate, writer string) []string {
 		}
 		if (x.Segment == j.Segment) != (y.Segment == j.Segment) {
 			return x.Segment == j.Segment
+		}
+		if j.Site != "" && (x.Site == j.Site) != (y.Site == j.Site) {
+			return x.Site == j.Site
 		}
 		if x.RecvQueue != y.RecvQueue {
 			return x.RecvQueue < y.RecvQueue

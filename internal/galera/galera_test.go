@@ -212,11 +212,56 @@ func TestDonorIsNeverTheWriterWhileAnotherCanServe(t *testing.T) {
 	if got := ChooseDonors(Joiner{Name: "node4", Seqno: -1, Segment: 1}, cands, "node1"); got[0] != "node2" {
 		t.Errorf("segment 1 joiner: %v, want node2 (its segment) first", got)
 	}
+	// Same site first where segments do not tell (all in segment 0).
+	cands[1].Segment, cands[2].Segment = 0, 0
+	cands[1].Site, cands[2].Site = "dc2", "dc1"
+	if got := ChooseDonors(Joiner{Name: "node4", Seqno: -1, Site: "dc2"}, cands, "node1"); got[0] != "node2" {
+		t.Errorf("dc2 joiner: %v, want node2 (its site) first", got)
+	}
 	// Only the writer can serve: it is offered.
 	if got := ChooseDonors(Joiner{Name: "node4", Seqno: -1}, cands[:1], "node1"); !slices.Equal(got, []string{"node1"}) {
 		t.Errorf("only the writer: %v, want [node1]", got)
 	}
 	if got := ChooseDonors(Joiner{Name: "node4"}, nil, "node1"); len(got) != 0 {
 		t.Errorf("no candidate: %v", got)
+	}
+}
+
+func TestWriterStaysInItsSite(t *testing.T) {
+	now := time.Now()
+	up := Health{State: Online}
+	down := Health{State: Offline, Reason: "unreachable"}
+	cands := func(a1, a2, b1 Health, downSince time.Time) []Candidate {
+		return []Candidate{
+			{Name: "a1", Site: "dc1", WriterWeight: 100, Health: a1, DownSince: downSince},
+			{Name: "a2", Site: "dc1", WriterWeight: 50, Health: a2, DownSince: downSince},
+			{Name: "b1", Site: "dc2", WriterWeight: 90, Health: b1},
+		}
+	}
+	never := Failback{Mode: "never"}
+	hold := SitePolicy{Preferred: "dc1", HoldDown: 30 * time.Second}
+	for _, tc := range []struct {
+		name    string
+		cands   []Candidate
+		current string
+		fb      Failback
+		sp      SitePolicy
+		want    string
+		recheck time.Duration
+	}{
+		{"the writer fails: the other node of its site, not the heavier remote one", cands(down, up, up, now), "a1", never, SitePolicy{}, "a2", 0},
+		{"preferred site at start", cands(up, up, up, time.Time{}), "", never, hold, "a1", 0},
+		{"the site is gone for 10 s of a 30 s hold-down: no writer yet", cands(down, down, up, now.Add(-10*time.Second)), "a1", never, hold, "", 20 * time.Second},
+		{"the site is gone for longer than the hold-down: another site", cands(down, down, up, now.Add(-31*time.Second)), "a1", never, hold, "b1", 0},
+		{"no hold-down: another site at once", cands(down, down, up, now), "a1", never, SitePolicy{}, "b1", 0},
+		{"away from home and fit, failback never: stays", cands(up, up, up, time.Time{}), "b1", never, hold, "b1", 0},
+		{"away from home, failback immediate: back home", cands(up, up, up, time.Time{}), "b1", Failback{Mode: "immediate"}, hold, "a1", 0},
+		{"away from home and unfit: back home", cands(up, up, down, time.Time{}), "b1", never, hold, "a1", 0},
+		{"home not checked yet at start: wait", cands(Health{State: Offline, Reason: ReasonNotChecked}, Health{State: Offline, Reason: ReasonNotChecked}, up, time.Time{}), "", never, hold, "", 0},
+	} {
+		got, recheck := ChooseWriterInSites(tc.cands, tc.current, tc.fb, tc.sp, now)
+		if got != tc.want || recheck != tc.recheck {
+			t.Errorf("%s: got %q (recheck %s), want %q (recheck %s)", tc.name, got, recheck, tc.want, tc.recheck)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package galera
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -19,6 +20,11 @@ type Candidate struct {
 	Health       Health
 	// HealthySince is when the node last became ONLINE (for failback after).
 	HealthySince time.Time
+	// Site is the node's data centre; DownSince when it last stopped
+	// being ONLINE (zero while it is, or if it never was): what a site's
+	// hold-down counts from (see ChooseWriterInSites).
+	Site      string
+	DownSince time.Time
 }
 
 func (c Candidate) eligible() bool {
@@ -105,4 +111,94 @@ func ChooseWriter(cands []Candidate, current string, fb Failback, now time.Time)
 		return ""
 	}
 	return best.Name
+}
+
+// SitePolicy keeps the writer in one data centre across short failures.
+type SitePolicy struct {
+	// Preferred is the site the writer belongs in; "" means the site of
+	// the current writer, wherever that is.
+	Preferred string
+	// HoldDown is how long the writer's site must have had no eligible
+	// node before the role moves to another site: a latency spike or a
+	// short partition pauses writes instead of moving every write across
+	// the WAN for good (the writer is sticky). 0 moves it at once.
+	HoldDown time.Duration
+}
+
+// ChooseWriterInSites is ChooseWriter for a cluster spread over sites
+// (Candidate.Site). It is also pure; recheck > 0 asks the caller to
+// decide again after that long, when a hold-down ends.
+//
+//   - While a node of the writer's site (Preferred, or the current
+//     writer's) is eligible, the writer is chosen among that site's nodes
+//     by ChooseWriter. A writer that had to move to another site comes
+//     back when the failback policy says so (never, immediate, after).
+//   - With no eligible node there, the current writer stays if it is
+//     eligible (it is in another site already); otherwise the role moves
+//     to another site only once the site's last eligible node has been
+//     gone for HoldDown. Until then there is no writer: writes pause.
+func ChooseWriterInSites(cands []Candidate, current string, fb Failback, sp SitePolicy, now time.Time) (writer string, recheck time.Duration) {
+	home := sp.Preferred
+	var cur *Candidate
+	for i := range cands {
+		if cands[i].Name == current {
+			cur = &cands[i]
+		}
+	}
+	if home == "" && cur != nil {
+		home = cur.Site
+	}
+	if home == "" {
+		return ChooseWriter(cands, current, fb, now), 0
+	}
+	var local []Candidate
+	localCurrent := ""
+	eligible := false
+	var lastDown time.Time
+	for _, c := range cands {
+		if c.Site != home {
+			continue
+		}
+		local = append(local, c)
+		if c.Name == current {
+			localCurrent = current
+		}
+		if c.eligible() {
+			eligible = true
+		}
+		if c.DownSince.After(lastDown) {
+			lastDown = c.DownSince
+		}
+	}
+	if eligible {
+		best := ChooseWriter(local, localCurrent, fb, now)
+		if cur == nil || cur.Site == home || !cur.eligible() || best == "" {
+			return best, 0
+		}
+		// The writer is away from home and still fit: failback decides.
+		b := local[slices.IndexFunc(local, func(c Candidate) bool { return c.Name == best })]
+		switch {
+		case fb.Mode == "immediate":
+			return best, 0
+		case fb.Mode == "after" && !b.HealthySince.IsZero() && now.Sub(b.HealthySince) >= fb.After:
+			return best, 0
+		case fb.Mode == "after" && !b.HealthySince.IsZero():
+			return current, fb.After - now.Sub(b.HealthySince)
+		}
+		return current, 0
+	}
+	if cur != nil && cur.eligible() {
+		return current, 0
+	}
+	for _, c := range local {
+		if current == "" && c.Health.Reason == ReasonNotChecked {
+			return "", 0 // at start: the home site has not been checked yet
+		}
+	}
+	if sp.HoldDown > 0 && !lastDown.IsZero() {
+		if left := sp.HoldDown - now.Sub(lastDown); left > 0 {
+			return "", left
+		}
+	}
+	return ChooseWriter(cands, current, fb, now), 0
 }

@@ -32,11 +32,11 @@ func Donors(ctx context.Context, store *discovery.Store, joiner string, seqno in
 	cands := make([]galera.DonorCandidate, 0, len(nodes))
 	for _, n := range nodes {
 		if n.Name == joiner {
-			j.Segment = n.Segment
+			j.Segment, j.Site = n.Segment, n.Site
 			continue
 		}
 		cands = append(cands, galera.DonorCandidate{Name: n.Name, Synced: n.Synced, CachedDownto: n.CachedDownto,
-			RecvQueue: n.RecvQueue, Segment: n.Segment})
+			RecvQueue: n.RecvQueue, Segment: n.Segment, Site: n.Site})
 	}
 	return galera.ChooseDonors(j, cands, writer), nil
 }

@@ -28,9 +28,19 @@ func (p *Proxy) serversTable() admin.Table {
 		{Name: "writer_weight", Kind: admin.Int}, {Name: "reader_weight", Kind: admin.Int},
 		{Name: "status", Kind: admin.Text}, {Name: "reason", Kind: admin.Text}, {Name: "role", Kind: admin.Text},
 		{Name: "admin_state", Kind: admin.Text}, {Name: "lagging", Kind: admin.Int},
-		{Name: "source", Kind: admin.Text},
+		{Name: "source", Kind: admin.Text}, {Name: "site", Kind: admin.Text, Nullable: true},
+		{Name: "segment", Kind: admin.Int, Nullable: true},
 	}
-	row := func(s topology.Server, writer string) []any {
+	segments := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, c := range p.GaleraChecks() {
+			if c.Vars != nil {
+				out[c.Node] = int64(c.Health.Segment)
+			}
+		}
+		return out
+	}
+	row := func(s topology.Server, writer string, segs map[string]int64) []any {
 		role := ""
 		if s.Name == writer {
 			role = "writer"
@@ -51,7 +61,11 @@ func (p *Proxy) serversTable() admin.Table {
 		if s.Discovered {
 			source = "discovery"
 		}
-		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), s.State(), s.Reason, role, adminState, lag, source}
+		var seg any
+		if v, ok := segs[s.Name]; ok {
+			seg = v
+		}
+		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), s.State(), s.Reason, role, adminState, lag, source, nullable(s.Site), seg}
 	}
 	return admin.Table{
 		Name: "servers", Columns: cols,
@@ -59,8 +73,9 @@ func (p *Proxy) serversTable() admin.Table {
 			snap := p.view.Load()
 			w, _ := snap.Writer()
 			out := make([][]any, 0, len(snap.Servers))
+			segs := segments()
 			for _, s := range snap.Servers {
-				out = append(out, row(s, w.Name))
+				out = append(out, row(s, w.Name, segs))
 			}
 			return out
 		},

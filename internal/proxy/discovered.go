@@ -14,6 +14,7 @@ import (
 type DiscoveredNode struct {
 	Name    string
 	Address string
+	Site    string // as its agent publishes it (galeon agent --site)
 }
 
 // SyncDiscovered makes the discovered nodes the proxy routes to exactly
@@ -38,12 +39,12 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 	}
 	var gone, added []DiscoveredNode
 	for name, had := range p.discovered {
-		if now, ok := want[name]; !ok || now.Address != had.Address {
+		if now, ok := want[name]; !ok || now.Address != had.Address || now.Site != had.Site {
 			gone = append(gone, had)
 		}
 	}
 	for name, n := range want {
-		if had, ok := p.discovered[name]; !ok || had.Address != n.Address {
+		if had, ok := p.discovered[name]; !ok || had.Address != n.Address || had.Site != n.Site {
 			added = append(added, n)
 		}
 	}
@@ -79,7 +80,7 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 		if !ok {
 			w = Weights{Writer: d.WriterWeight, Reader: d.ReaderWeight}
 		}
-		p.view.AddServer(topology.Server{Name: n.Name, Addr: n.Address, WriterWeight: w.Writer, ReaderWeight: w.Reader, Discovered: true})
+		p.view.AddServer(topology.Server{Name: n.Name, Addr: n.Address, WriterWeight: w.Writer, ReaderWeight: w.Reader, Discovered: true, Site: n.Site})
 		if p.galera.monitor != nil {
 			p.galera.monitor.AddNode(galera.Node{Name: n.Name, Addr: n.Address})
 		}

@@ -17,6 +17,10 @@ type galeraState struct {
 	failback galera.Failback
 	mu       sync.Mutex
 	since    map[string]time.Time // when each node last became ONLINE
+	down     map[string]time.Time // when each node last stopped being ONLINE
+	sites    galera.SitePolicy
+	// recheck re-runs the writer policy when a site's hold-down ends.
+	recheck *time.Timer
 	// adminDrain: nodes an operator drains; preferred: switchover target.
 	adminDrain map[string]bool
 	monOnline  map[string]bool
@@ -29,7 +33,8 @@ type galeraState struct {
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
 	fb := failbackOf(g.Failback)
-	gs := &galeraState{failback: fb, since: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}}
+	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{},
+		sites: galera.SitePolicy{Preferred: g.WriterSite, HoldDown: g.SiteHoldDown.D()}}
 	p.galera = gs
 	p.view.SetPolicy(p.chooseWriter, topology.ReaderPolicy(g.WriterIsAlsoReader))
 	if w, ok := p.view.Load().Writer(); ok {
@@ -58,6 +63,10 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 		gs.mu.Lock()
 		if nh.State == galera.Online && !gs.monOnline[name] {
 			gs.since[name] = time.Now()
+			delete(gs.down, name)
+		}
+		if nh.State != galera.Online && gs.monOnline[name] {
+			gs.down[name] = time.Now()
 		}
 		gs.monOnline[name] = nh.State == galera.Online
 		drained := gs.adminDrain[name]
@@ -113,8 +122,9 @@ func (p *Proxy) policyWriter(servers []topology.Server, current string) string {
 		}
 		cands = append(cands, galera.Candidate{Name: s.Name, WriterWeight: s.WriterWeight,
 			Health:       galera.Health{State: st, Reason: s.Reason, Lagging: s.Lagging, ReadOnly: s.ReadOnly},
-			HealthySince: gs.since[s.Name]})
+			HealthySince: gs.since[s.Name], Site: s.Site, DownSince: gs.down[s.Name]})
 	}
+	sites := gs.sites
 	gs.mu.Unlock()
 	if preferred != "" {
 		for _, c := range cands {
@@ -123,7 +133,18 @@ func (p *Proxy) policyWriter(servers []topology.Server, current string) string {
 			}
 		}
 	}
-	return galera.ChooseWriter(cands, current, failback, time.Now())
+	w, recheck := galera.ChooseWriterInSites(cands, current, failback, sites, time.Now())
+	if recheck > 0 {
+		// A hold-down is running: decide again when it ends (the view's
+		// lock is held here, so the re-run happens on the timer).
+		gs.mu.Lock()
+		if gs.recheck != nil {
+			gs.recheck.Stop()
+		}
+		gs.recheck = time.AfterFunc(recheck+10*time.Millisecond, func() { _ = p.view.Update(func(*topology.Server) error { return nil }) })
+		gs.mu.Unlock()
+	}
+	return w
 }
 
 // fenceLoop carries out writer switches: it stops writes to the old writer

@@ -106,12 +106,15 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 	var servers []topology.Server
 	pools := map[string]*backend.Pool{}
 	for _, s := range cfg.Servers {
-		servers = append(servers, topology.Server{Name: s.Name, Addr: s.Address, WriterWeight: s.WriterWeight, ReaderWeight: s.ReaderWeight})
+		servers = append(servers, topology.Server{Name: s.Name, Addr: s.Address, WriterWeight: s.WriterWeight, ReaderWeight: s.ReaderWeight, Site: s.Site})
 		pools[s.Name] = p.newPool(s.Name, s.Address)
 		p.checkNow[s.Name] = make(chan struct{}, 1)
 	}
 	p.pools.Store(&pools)
 	p.view = topology.NewView(servers)
+	if cfg.Proxy.Site != "" {
+		p.view.SetHomeSite(cfg.Proxy.Site)
+	}
 	p.events.log, p.events.epoch = log, func() uint64 { return p.view.Load().Epoch }
 	p.setupGalera()
 	users := map[string]*user{}

@@ -52,6 +52,9 @@ password = %q
 			writer, reader = 1000, 0
 		}
 		fmt.Fprintf(&b, "\n[[servers]]\nname = %q\naddress = %q\nwriter_weight = %d\nreader_weight = %d\n", n.Name, n.Addr(), writer, reader)
+		if n.Site != "" {
+			fmt.Fprintf(&b, "site = %q\n", n.Site)
+		}
 	}
 	return b.String()
 }

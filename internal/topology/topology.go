@@ -41,6 +41,8 @@ type Server struct {
 	// Discovered: the node came from service discovery (its agent
 	// registered it), not from the configuration file.
 	Discovered bool
+	// Site is the node's data centre ("" if unknown).
+	Site string
 }
 
 // State is the node's state as operators see it.
@@ -122,6 +124,7 @@ type View struct {
 	version   uint64
 	chooser   WriterChooser
 	policy    ReaderPolicy
+	home      string // the proxy's site: reads stay there while they can
 	switches  chan struct{}
 	cur       atomic.Pointer[Snapshot]
 	// onWriter hears every writer change (see OnWriterChange).
@@ -311,6 +314,7 @@ func (v *View) publish() {
 		s.readers = append(s.readers, i)
 		s.cumul = append(s.cumul, total)
 	}
+	s.readers, s.cumul = localFirst(s, v.home)
 	v.cur.Store(s)
 	for _, ch := range v.subs {
 		select {
@@ -318,6 +322,43 @@ func (v *View) publish() {
 		default:
 		}
 	}
+}
+
+// SetHomeSite makes reads prefer nodes of site (the proxy's own data
+// centre); "" reads from every reader.
+func (v *View) SetHomeSite(site string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.home = site
+	v.publish()
+}
+
+// localFirst keeps only the readers in the home site when at least one
+// of them can serve: a read then never crosses a WAN link while a local
+// node can answer it. With no local reader, a local writer serves the
+// reads (unless writer_is_also_reader = never): one node's load is
+// cheaper than a WAN round trip on every read. Only then do reads go to
+// the other sites. Weights keep their meaning among the readers kept.
+func localFirst(s *Snapshot, home string) ([]int, []int) {
+	if home == "" {
+		return s.readers, s.cumul
+	}
+	var readers, cumul []int
+	total := 0
+	for _, i := range s.readers {
+		if s.Servers[i].Site == home {
+			total += s.Servers[i].ReaderWeight
+			readers = append(readers, i)
+			cumul = append(cumul, total)
+		}
+	}
+	if len(readers) == 0 && s.writer >= 0 && s.Servers[s.writer].Site == home && s.policy != WriterReadsNever {
+		return []int{s.writer}, []int{1}
+	}
+	if len(readers) == 0 {
+		return s.readers, s.cumul
+	}
+	return readers, cumul
 }
 
 // SetHealth marks a node online or offline (simple health checks) and

@@ -237,3 +237,41 @@ func TestFailedWriterWithNoSuccessorIsFenced(t *testing.T) {
 		t.Errorf("a back: writer %q %v", w.Name, ok)
 	}
 }
+
+// TestReadsStayInTheHomeSite: a proxy with a home site reads from its own
+// site's readers while one can serve, then from its own site's writer,
+// and only then from other sites.
+func TestReadsStayInTheHomeSite(t *testing.T) {
+	v := NewView([]Server{
+		{Name: "a1", Site: "dc1", WriterWeight: 100, ReaderWeight: 1, Online: true},
+		{Name: "a2", Site: "dc1", ReaderWeight: 1, Online: true},
+		{Name: "b1", Site: "dc2", ReaderWeight: 5, Online: true},
+		{Name: "b2", Site: "dc2", ReaderWeight: 5, Online: true},
+	})
+	reads := func() map[string]int {
+		seen := map[string]int{}
+		for range 400 {
+			s, ok := v.Load().PickReader()
+			if !ok {
+				t.Fatal("no reader")
+			}
+			seen[s.Name]++
+		}
+		return seen
+	}
+	if got := reads(); len(got) != 3 {
+		t.Fatalf("no home site: reads went to %v, want a2, b1, b2", got)
+	}
+	v.SetHomeSite("dc1")
+	if got := reads(); got["a2"] != 400 {
+		t.Fatalf("home dc1: reads went to %v, want only a2", got)
+	}
+	v.SetHealth("a2", false, "down")
+	if got := reads(); got["a1"] != 400 {
+		t.Fatalf("home dc1 without its reader: reads went to %v, want the local writer a1", got)
+	}
+	v.SetHomeSite("dc3") // nothing there: every reader
+	if got := reads(); got["b1"] == 0 || got["b2"] == 0 || got["a1"] != 0 {
+		t.Fatalf("home dc3 (empty): reads went to %v, want b1 and b2", got)
+	}
+}

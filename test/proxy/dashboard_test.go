@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,11 +116,32 @@ func testDashboard(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 // red and the writer move. Screenshots are kept in .artifacts/.
 func browse(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 	t.Helper()
+	// Chromium's helper processes (renderer, crashpad) can outlive the
+	// browser for a moment and keep writing to the profile: the browser
+	// gets a process group of its own, killed as a whole at the end, and
+	// the profile is removed after that.
+	profile, err := os.MkdirTemp("", "galeon-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var browser *exec.Cmd
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath("chromium"), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1366, 1200))
+		chromedp.UserDataDir(profile), chromedp.WindowSize(1366, 1200),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			browser = cmd
+		}))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
+	defer func() {
+		cancelAlloc()
+		if browser != nil && browser.Process != nil {
+			_ = syscall.Kill(-browser.Process.Pid, syscall.SIGKILL)
+		}
+		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	defer cancelBrowser()
 	ctx, cancel := context.WithTimeout(bctx, 4*time.Minute)

@@ -5,6 +5,7 @@ package sites_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -13,6 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/config"
+	galeonproxy "github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 	"github.com/galeon-db/galeon/internal/quorum"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
@@ -150,10 +156,93 @@ func allPrimary(sb *sandbox.Sandbox, size int) map[string]view {
 	return want
 }
 
-// scenario is one failure to inflict, as the planner names it.
+// scenario is one failure to inflict, as the planner names it; reads,
+// if set, are the nodes a proxy at home in the first site may then read
+// from.
 type scenario struct {
 	failure quorum.Failure
 	apply   func(ctx context.Context) error
+	reads   []string
+	// writer, if set, are the nodes the proxy's writer may then be;
+	// held says the role left its site, so the hold-down applied.
+	writer []string
+	held   bool
+}
+
+// holdDown is the site hold-down of the test proxy: long enough to tell
+// from the seconds a partition takes to be seen, short for a test.
+const holdDown = 8 * time.Second
+
+// siteProxy starts a Galera-aware proxy whose home site is home, over
+// every node of sb with its site, and returns a pool of app connections
+// through it.
+func siteProxy(t *testing.T, sb *sandbox.Sandbox, home string) (*sql.DB, *galeonproxy.Proxy) {
+	t.Helper()
+	cfg := config.Defaults()
+	c := sb.Credentials
+	cfg.Proxy.Site = home
+	cfg.Galera.WriterSite, cfg.Galera.SiteHoldDown = home, config.Duration(holdDown)
+	cfg.Users = []config.User{{Name: c.AppUser, Password: c.AppPassword}}
+	cfg.Galera.MonitorUser, cfg.Galera.MonitorPassword = c.MonitorUser, c.MonitorPassword
+	for i, n := range sb.Nodes {
+		cfg.Servers = append(cfg.Servers, config.Server{Name: n.Name, Address: n.Addr(), Site: n.Site,
+			WriterWeight: 100 - 10*i, ReaderWeight: 100})
+	}
+	p, addr := proxytest.Start(t, &cfg, nil)
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr = c.AppUser, c.AppPassword, "tcp", addr
+	mc.Timeout, mc.ReadTimeout = 5*time.Second, 10*time.Second
+	db, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, p
+}
+
+// writerIn waits until the proxy's writer is one of want and returns
+// when it was seen there.
+func writerIn(t *testing.T, p *galeonproxy.Proxy, what string, want []string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		w, ok := p.View().Load().Writer()
+		if ok && slices.Contains(want, w.Name) {
+			return time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the proxy's writer is %q after 90 s, want one of %v", what, w.Name, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// readsGoTo sends reads through the proxy until every one of 50 in a row
+// lands on a node in want, and returns how long that took.
+func readsGoTo(t *testing.T, db *sql.DB, what string, want []string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	seen := map[string]int{}
+	for time.Since(start) < 60*time.Second {
+		seen = map[string]int{}
+		ok := true
+		for range 50 {
+			var node string
+			if err := db.QueryRow("SELECT @@wsrep_node_name").Scan(&node); err != nil {
+				seen["error: "+err.Error()]++
+				ok = false
+				continue
+			}
+			seen[node]++
+			ok = ok && slices.Contains(want, node)
+		}
+		if ok {
+			return time.Since(start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: reads still went to %v after 60 s, want only %v", what, seen, want)
+	return 0
 }
 
 // checkPlan inflicts each failure on the sandbox built from spec, and
@@ -161,6 +250,26 @@ type scenario struct {
 // checks the cluster is whole again.
 func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []scenario) {
 	sb := sandboxtest.New(t, sandbox.Options{Sites: spec})
+	var proxy *sql.DB
+	var gp *galeonproxy.Proxy
+	home := sb.Nodes[0].Site
+	// local is where reads belong: the home site's nodes but the writer
+	// (writer_is_also_reader = when_no_other_reader).
+	local := func() []string {
+		w, _ := gp.View().Load().Writer()
+		var out []string
+		for _, n := range sb.Nodes {
+			if n.Site == home && n.Name != w.Name {
+				out = append(out, n.Name)
+			}
+		}
+		return out
+	}
+	for _, sc := range scenarios(sb) {
+		if sc.reads != nil && proxy == nil {
+			proxy, gp = siteProxy(t, sb, home)
+		}
+	}
 	l, err := quorum.ParseLayout(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -178,10 +287,15 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 			t.Errorf("%s (site %s) runs without %q", n.Name, n.Site, want)
 		}
 	}
+	if proxy != nil {
+		writerIn(t, gp, "the writer at start", []string{sb.Nodes[0].Name})
+		readsGoTo(t, proxy, "reads at start, home site "+home, local())
+	}
 	for _, sc := range scenarios(sb) {
 		o := quorum.Predict(l, sc.failure)
 		want := expected(o, sb)
 		t.Logf("%s: %s predicts %s", spec, sc.failure, render(want))
+		cutAt := time.Now()
 		if err := sc.apply(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -197,6 +311,18 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 		} else {
 			took := waitView(t, sb, sc.failure.String(), want, 90*time.Second)
 			t.Logf("FIGURE %s %s: as predicted %.1f s after the cut (%s)", spec, sc.failure, took.Seconds(), render(observe(t, sb)))
+		}
+		if sc.writer != nil {
+			moved := writerIn(t, gp, sc.failure.String(), sc.writer)
+			w, _ := gp.View().Load().Writer()
+			if sc.held && moved.Sub(cutAt) < holdDown {
+				t.Errorf("%s: the writer left its site %.1f s after the cut, before the %s hold-down", sc.failure, moved.Sub(cutAt).Seconds(), holdDown)
+			}
+			t.Logf("FIGURE %s %s: the proxy's writer is %s, %.1f s after the cut (site hold-down %s)", spec, sc.failure, w.Name, moved.Sub(cutAt).Seconds(), holdDown)
+		}
+		if sc.reads != nil {
+			took := readsGoTo(t, proxy, "reads after "+sc.failure.String(), sc.reads)
+			t.Logf("FIGURE %s %s: reads through the %s proxy on %v within %.1f s of the prediction holding", spec, sc.failure, sb.Nodes[0].Site, sc.reads, took.Seconds())
 		}
 		if err := sb.Heal(ctx); err != nil {
 			t.Fatal(err)
@@ -218,6 +344,12 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 			time.Sleep(200 * time.Millisecond)
 		}
 		t.Logf("FIGURE %s heal after %s: all %d members Primary and Synced in %.1f s", spec, sc.failure, members, time.Since(healed).Seconds())
+		if proxy != nil {
+			// After a move to another site the writer stays there
+			// (failback = never): reads use every home node then.
+			took := readsGoTo(t, proxy, "reads after heal", local())
+			t.Logf("FIGURE %s heal after %s: reads back in the home site %.1f s after every node is Synced", spec, sc.failure, took.Seconds())
+		}
 	}
 }
 
@@ -227,8 +359,14 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 func TestTwoSitesAndAnArbitrator(t *testing.T) {
 	checkPlan(t, "dc1:2,dc2:2,dc3:garbd", func(sb *sandbox.Sandbox) []scenario {
 		return []scenario{
-			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc2") }},
-			{quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1", "dc2") }},
+			// The proxy is at home in dc1 (its writer dc1-1, its reader
+			// dc1-2): losing dc2 changes nothing for it; losing dc1 sends
+			// reads to dc2, the only site left.
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc2") },
+				[]string{"dc1-2"}, []string{"dc1-1"}, false},
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1") },
+				[]string{"dc2-1", "dc2-2"}, []string{"dc2-1", "dc2-2"}, true},
+			{quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1", "dc2") }, nil, nil, false},
 		}
 	})
 }
@@ -238,7 +376,7 @@ func TestTwoSitesAndAnArbitrator(t *testing.T) {
 func TestTwoSitesWithoutArbitrator(t *testing.T) {
 	checkPlan(t, "dc1:2,dc2:2", func(sb *sandbox.Sandbox) []scenario {
 		return []scenario{
-			{quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1", "dc2") }},
+			{quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1", "dc2") }, nil, nil, false},
 		}
 	})
 }
@@ -249,8 +387,8 @@ func TestTwoSitesWithoutArbitrator(t *testing.T) {
 func TestThreeSitesWithoutAMajoritySite(t *testing.T) {
 	checkPlan(t, "dc1:2,dc2:1,dc3:1", func(sb *sandbox.Sandbox) []scenario {
 		return []scenario{
-			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1") }},
-			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc3"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc3") }},
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1") }, nil, nil, false},
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc3"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc3") }, nil, nil, false},
 		}
 	})
 }

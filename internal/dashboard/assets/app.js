@@ -116,6 +116,7 @@ function drawNodes(servers, checks, pool, writer) {
       el("dt", {}, "routing"), el("dd", {}, s.status + (s.reason ? " (" + s.reason + ")" : "")),
       el("dt", {}, "address"), el("dd", {}, s.address),
       el("dt", {}, "weights"), el("dd", {}, "writer " + s.writer_weight + " · reader " + s.reader_weight),
+      s.site ? el("dt", {}, "site") : null, s.site ? el("dd", {}, s.site) : null,
       c.segment != null ? el("dt", {}, "segment") : null, c.segment != null ? el("dd", {}, String(c.segment)) : null,
       el("dt", {}, "cluster"), el("dd", {}, (c.cluster_size || "?") + " nodes · seqno " + (c.last_committed || "?")),
       ps[s.name] ? el("dt", {}, "connections") : null,
