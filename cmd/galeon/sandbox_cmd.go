@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/netdelay"
 	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
@@ -26,6 +27,11 @@ actions:
   up --dc dc1:2,dc2:2,dc3:garbd
                       a multi-site sandbox: each site in its own network namespace
                       and gmcast.segment, garbd for SITE:garbd (see: galeon plan)
+     [--wan] [--wan-rtt 30ms]
+                      --wan: galera.WANProfile timeouts and windows; --wan-rtt: that
+                      round trip between every two sites (NFQUEUE delay in each site)
+  latency --rtt 30ms | --site SITE --delay 2s
+                      change the delay between sites while the cluster runs
   partition SITE [--from SITE,...]
                       cut SITE's links to the other sites (or to those named)
   heal                restore every link between sites
@@ -62,7 +68,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	action := args[0]
 	switch action {
 	case "up", "status", "stop", "start", "destroy", "add", "env", "proxy-config", "remove", "kill", "pause", "resume", "restart",
-		"running", "start-node", "stop-node", "bootstrap-node", "position", "promote", "partition", "heal":
+		"running", "start-node", "stop-node", "bootstrap-node", "position", "promote", "partition", "heal", "latency", "netdelay":
 	default:
 		fmt.Fprint(os.Stderr, sandboxUsage)
 		return fmt.Errorf("unknown action %q", action)
@@ -83,6 +89,13 @@ func runSandbox(ctx context.Context, args []string) error {
 	fs.Var(server, "server-option", "[mariadbd] option KEY=VALUE, repeatable (up)")
 	dc := fs.String("dc", "", "sites: dc1:2,dc2:2,dc3:garbd (up; replaces --nodes)")
 	from := fs.String("from", "", "sites to cut SITE from, comma-separated (partition; default all others)")
+	wan := fs.Bool("wan", false, "apply the WAN profile to the nodes' provider options (up)")
+	wanRTT := fs.Duration("wan-rtt", 0, "round trip between every two sites (up)")
+	rtt := fs.Duration("rtt", -1, "round trip between every two sites (latency)")
+	siteFlag := fs.String("site", "", "the site whose outgoing packets are delayed (latency)")
+	delay := fs.Duration("delay", -1, "one-way delay of the packets leaving --site (latency)")
+	queue := fs.Int("queue", 0, "NFQUEUE number (netdelay, run by the sandbox)")
+	conf := fs.String("conf", "", "file holding the delay (netdelay, run by the sandbox)")
 	disc := fs.String("discovery", "", "etcd where the agents register the nodes; \"none\" for no agents (up; default etcd://127.0.0.1:BASE+500)")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
@@ -90,6 +103,14 @@ func runSandbox(ctx context.Context, args []string) error {
 	}
 	if *dir == "" {
 		*dir = sandbox.DirFor(*name)
+	}
+	if action == "netdelay" {
+		// The delay process of one site, started by the sandbox inside
+		// the site's namespace; it runs until killed.
+		if *queue <= 0 || *queue > 65535 || *conf == "" {
+			return errors.New("netdelay needs --queue and --conf (it is started by the sandbox)")
+		}
+		return netdelay.Run(ctx, uint16(*queue), netdelay.FileDelay(*conf))
 	}
 	start := time.Now()
 	ctl := cliControl(start)
@@ -110,7 +131,8 @@ func runSandbox(ctx context.Context, args []string) error {
 			*disc = ""
 		}
 		sb, err := sandbox.Up(ctx, sandbox.Options{Name: *name, Nodes: *nodes, BasePort: *basePort, Dir: *dir,
-			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Discovery: *disc, Sites: *dc, Control: ctl})
+			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Discovery: *disc, Sites: *dc,
+			WAN: *wan, WANRTT: *wanRTT, Control: ctl})
 		if err != nil {
 			return err
 		}
@@ -163,6 +185,22 @@ func runSandbox(ctx context.Context, args []string) error {
 		return nil
 	case "proxy-config":
 		fmt.Print(sb.ProxyConfig(*listen, *adminListen, *httpListen))
+		return nil
+	case "latency":
+		switch {
+		case *rtt >= 0 && *siteFlag == "" && *delay < 0:
+			if err := sb.SetDelay(ctx, "", *rtt/2); err != nil {
+				return err
+			}
+			fmt.Printf("round trip between sites: %s\n", *rtt)
+		case *siteFlag != "" && *delay >= 0 && *rtt < 0:
+			if err := sb.SetDelay(ctx, *siteFlag, *delay); err != nil {
+				return err
+			}
+			fmt.Printf("packets leaving %s for other sites: %s later\n", *siteFlag, *delay)
+		default:
+			return errors.New("latency: give --rtt D (between every two sites) or --site SITE --delay D (one way, out of SITE)")
+		}
 		return nil
 	case "heal":
 		if err := sb.Heal(ctx); err != nil {

@@ -46,8 +46,15 @@ type Net struct {
 }
 
 // chain is the iptables chain in each site's namespace that holds its
-// cuts; it is flushed to heal.
-const chain = "GALEON-CUT"
+// cuts; it is flushed to heal. wanChain sends the packets leaving the
+// site for other sites to the site's delay queue (see package netdelay).
+const (
+	chain    = "GALEON-CUT"
+	wanChain = "GALEON-WAN"
+)
+
+// Queue is the NFQUEUE number of site i's delay (1-based).
+func Queue(i int) uint16 { return uint16(100 + i) }
 
 // Plan names the interfaces and addresses of sandbox name with subnet K.
 // Interface names are at most 15 bytes, so they use K and the site
@@ -86,6 +93,8 @@ func (n Net) Create(ctx context.Context) error {
 			append(in[:4:4], "iptables", "-N", chain),
 			append(in[:4:4], "iptables", "-I", "INPUT", "-j", chain),
 			append(in[:4:4], "iptables", "-I", "OUTPUT", "-j", chain),
+			append(in[:4:4], "iptables", "-N", wanChain),
+			append(in[:4:4], "iptables", "-A", "OUTPUT", "-j", wanChain),
 		)
 	}
 	for _, st := range steps {
@@ -182,6 +191,33 @@ func (n Net) Isolate(ctx context.Context, site string) error {
 		}
 	}
 	return n.Cut(ctx, site, others...)
+}
+
+// Delay sends the packets site sends to the other sites through its
+// delay queue (Queue of its index); --queue-bypass lets them through
+// undelayed while no process holds the queue.
+func (n Net) Delay(ctx context.Context, site string) error {
+	for i, s := range n.Sites {
+		if s.Name != site {
+			continue
+		}
+		in := []string{"ip", "netns", "exec", s.NS, "iptables"}
+		if err := run(ctx, append(in, "-F", wanChain)...); err != nil {
+			return err
+		}
+		for _, o := range n.Sites {
+			if o.Name == s.Name {
+				continue
+			}
+			q := fmt.Sprint(Queue(i + 1))
+			if err := run(ctx, append(in, "-A", wanChain, "-d", o.IP, "-j", "NFQUEUE", "--queue-num", q, "--queue-bypass")...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, err := n.Site(site)
+	return err
 }
 
 // Heal removes every cut.

@@ -289,6 +289,9 @@ func (r *Report) review() {
 	if len(l.Sites) == 1 {
 		r.Warnings = append(r.Warnings, "every member is in one site: losing it stops the cluster")
 	}
+	if len(l.Sites) > 1 {
+		r.Advice = append(r.Advice, "between sites over a WAN, use the WAN profile (evs.suspect_timeout=PT30S, inactive/install PT1M, keepalive PT3S, send windows 512, gcs.fc_limit=128; galeon sandbox up --wan): a latency spike then never evicts a node")
+	}
 	if len(l.Sites) == 2 {
 		r.Warnings = append(r.Warnings, "two sites: the side that keeps quorum after a link cut or a site loss is decided by weight alone, and with equal weight neither does")
 		r.Advice = append(r.Advice, "add an arbitrator (garbd) in a third site: it breaks the tie and relays between the two sites when their link fails")

@@ -86,6 +86,9 @@ type State struct {
 	// and garbd processes (see sites.go).
 	Net         *netns.Net   `json:"net,omitempty"`
 	Arbitrators []Arbitrator `json:"arbitrators,omitempty"`
+	// WANRTT is the round trip between sites the sandbox was made with
+	// ("0s": none); `galeon sandbox latency` changes it at runtime.
+	WANRTT string `json:"wan_rtt,omitempty"`
 }
 
 func newNode(basePort, index int) Node {

@@ -41,6 +41,12 @@ type Options struct {
 	// namespace and gmcast.segment, in the notation of `galeon plan
 	// --dc`: "dc1:2,dc2:2,dc3:garbd". It replaces Nodes.
 	Sites string
+	// WANRTT puts this round trip between every two sites (half of it
+	// one way out of each; needs Control.AgentBinary).
+	WANRTT time.Duration
+	// WAN applies galera.WANProfile (timeouts and windows for links with
+	// tens of milliseconds of latency) under ProviderOptions.
+	WAN bool
 	Control
 }
 
@@ -152,7 +158,7 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 	sb := &Sandbox{
 		State: State{
 			Name: opts.Name, Dir: opts.Dir, BasePort: opts.BasePort, SSTMethod: opts.SSTMethod,
-			ProviderOptions: opts.ProviderOptions, ServerOptions: opts.ServerOptions, TLS: opts.TLS,
+			ProviderOptions: providerOptions(opts), ServerOptions: opts.ServerOptions, TLS: opts.TLS, WANRTT: opts.WANRTT.String(),
 			Discovery: opts.Discovery, Credentials: newCredentials(),
 		},
 		ctl: opts.Control,
@@ -190,6 +196,9 @@ func (sb *Sandbox) create(ctx context.Context) error {
 	}
 	if err := sb.ensureNet(ctx); err != nil {
 		return fmt.Errorf("create the sites' network: %w", err)
+	}
+	if err := sb.applyWANRTT(ctx); err != nil {
+		return err
 	}
 	if sb.TLS {
 		if err := sb.writeTLSFiles(); err != nil {
@@ -511,6 +520,7 @@ func (sb *Sandbox) Destroy(ctx context.Context) error {
 	for _, a := range sb.Arbitrators {
 		_ = sb.KillArbitrator(a.Name)
 	}
+	sb.stopDelays()
 	for _, n := range sb.Nodes {
 		if err := sb.sweep(ctx, n); err != nil {
 			return err
