@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
-	"github.com/galeon-db/galeon/internal/netdelay"
 	"github.com/galeon-db/galeon/internal/galera"
+	"github.com/galeon-db/galeon/internal/netdelay"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
