@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -56,17 +55,7 @@ func (s *State) agentMarker(n Node) string {
 }
 
 // agentPid returns the PID of node n's agent if it runs, else 0.
-func (s *State) agentPid(n Node) int {
-	b, err := os.ReadFile(s.agentPidPath(n))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || !processIs(pid, s.agentMarker(n)) {
-		return 0
-	}
-	return pid
-}
+func (s *State) agentPid(n Node) int { return runningPID(s.agentPidPath(n), s.agentMarker(n)) }
 
 // agentsWanted says whether this handle runs agents: the sandbox has a
 // discovery endpoint and the caller said which galeon binary to run.

@@ -119,17 +119,7 @@ func (s *State) arbRunning(a Arbitrator) bool { return s.arbPidOf(a) != 0 }
 // arbPidOf returns the PID of a running garbd, checked against its log
 // path on the command line so a stale pid file never names another
 // process.
-func (s *State) arbPidOf(a Arbitrator) int {
-	b, err := os.ReadFile(s.arbPid(a))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || !stillRunning(pid, s.arbLog(a)) {
-		return 0
-	}
-	return pid
-}
+func (s *State) arbPidOf(a Arbitrator) int { return runningPID(s.arbPid(a), s.arbLog(a)) }
 
 // startArbitrators starts every garbd that is not running and waits until
 // the cluster counts it.
@@ -290,13 +280,18 @@ func (sb *Sandbox) SetDelay(ctx context.Context, site string, d time.Duration) e
 }
 
 // delayPidOf returns the PID of site's delay process if it runs.
-func (s *State) delayPidOf(site string) int {
-	b, err := os.ReadFile(s.delayPid(site))
+func (s *State) delayPidOf(site string) int { return runningPID(s.delayPid(site), s.delayConf(site)) }
+
+// runningPID reads a pid file and returns the PID if that process runs
+// and its command line holds marker (a stale file never names another
+// process), else 0.
+func runningPID(path, marker string) int {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 || !stillRunning(pid, s.delayConf(site)) {
+	if err != nil || pid <= 0 || !stillRunning(pid, marker) {
 		return 0
 	}
 	return pid
