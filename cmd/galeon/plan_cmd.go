@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/galeon-db/galeon/internal/quorum"
+	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
 // runPlan answers "which single failure stops writes, and what should I
@@ -19,17 +20,25 @@ import (
 func runPlan(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	dc := fs.String("dc", "", "sites and their members: dc1:2,dc2:2,dc3:garbd (SITE:N, SITE:garbd, SITE:N+garbd)")
+	name := fs.String("name", "", "plan the layout of this (multi-site) sandbox instead of --dc")
 	weights := fs.String("weight", "", "pc.weight of members: dc1-1=2,dc3-garbd=1 (default 1)")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
-	if *dc == "" {
-		return errors.New("--dc is required, e.g. --dc dc1:2,dc2:2,dc3:garbd")
-	}
-	l, err := quorum.ParseLayout(*dc)
-	if err != nil {
-		return fmt.Errorf("--dc: %w", err)
+	var l quorum.Layout
+	var err error
+	switch {
+	case *name != "" && *dc == "":
+		if l, err = sandboxLayout(*name); err != nil {
+			return err
+		}
+	case *dc != "" && *name == "":
+		if l, err = quorum.ParseLayout(*dc); err != nil {
+			return fmt.Errorf("--dc: %w", err)
+		}
+	default:
+		return errors.New("give the layout as --dc dc1:2,dc2:2,dc3:garbd, or a sandbox as --name NAME")
 	}
 	if *weights != "" {
 		for _, kv := range strings.Split(*weights, ",") {
@@ -111,4 +120,25 @@ func printPlan(w io.Writer, r quorum.Report) {
 	for _, s := range r.Advice {
 		fmt.Fprintln(w, "advice:  "+s)
 	}
+}
+
+// sandboxLayout reads a multi-site sandbox's members: its nodes and
+// arbitrators with their sites and segments.
+func sandboxLayout(name string) (quorum.Layout, error) {
+	sb, err := sandbox.Open(sandbox.DirFor(name), sandbox.Control{})
+	if err != nil {
+		return quorum.Layout{}, err
+	}
+	var ms []quorum.Member
+	for _, n := range sb.Nodes {
+		ms = append(ms, quorum.Member{Name: n.Name, Site: n.Site, Segment: n.Segment})
+	}
+	for _, a := range sb.Arbitrators {
+		ms = append(ms, quorum.Member{Name: a.Name, Site: a.Site, Segment: a.Segment, Arbitrator: true})
+	}
+	l, err := quorum.NewLayout(ms)
+	if err != nil {
+		return quorum.Layout{}, fmt.Errorf("sandbox %s: %w (plan needs a sandbox made with --dc)", name, err)
+	}
+	return l, nil
 }

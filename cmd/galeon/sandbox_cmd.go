@@ -110,7 +110,9 @@ func runSandbox(ctx context.Context, args []string) error {
 		if *queue <= 0 || *queue > 65535 || *conf == "" {
 			return errors.New("netdelay needs --queue and --conf (it is started by the sandbox)")
 		}
-		return netdelay.Run(ctx, uint16(*queue), netdelay.FileDelay(*conf))
+		return netdelay.Run(ctx, uint16(*queue), netdelay.FileDelay(*conf), func() {
+			_ = os.WriteFile(*conf+".ready", []byte("bound\n"), 0o644)
+		})
 	}
 	start := time.Now()
 	ctl := cliControl(start)

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -164,6 +165,9 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	lastPrimary, expected, said := time.Now(), 0, ""
+	// members are the nodes seen Primary at the current expected size
+	// (nil until one is: a controller elected during an outage).
+	var members []string
 	// The size the last controller saw: a controller elected during an
 	// outage must still know how many nodes the cluster had.
 	for expected == 0 && ctx.Err() == nil {
@@ -213,13 +217,16 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 				if n.ClusterSize != expected && n.ClusterSize > 0 {
 					sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 					if store.SetClusterSize(sctx, discovery.ClusterSize{Size: n.ClusterSize, At: time.Now().UTC()}) == nil {
-						expected = n.ClusterSize
+						expected, members = n.ClusterSize, nil
 					}
 					scancel()
 				}
+				if n.ClusterSize == expected && !slices.Contains(members, n.Name) {
+					members = append(members, n.Name)
+				}
 			}
 		}
-		plan := lifecycle.PlanRecovery(lifecycle.RecoveryInput{Nodes: nodes, Actions: acts, Expected: expected,
+		plan := lifecycle.PlanRecovery(lifecycle.RecoveryInput{Nodes: nodes, Actions: acts, Expected: expected, LastPrimary: members,
 			DownFor: time.Since(lastPrimary), Grace: cfg.RecoveryGrace, Controller: cfg.ID, Now: time.Now(),
 			Outage: strconv.FormatInt(lastPrimary.Unix(), 10), Held: held, Force: force})
 		for _, a := range plan.Actions {

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +21,12 @@ type RecoveryInput struct {
 	// Expected is the cluster's size when it last had a Primary
 	// component (0: unknown, the registered nodes are all there is).
 	Expected int
+	// LastPrimary names the nodes seen in that Primary component (nil:
+	// not known, e.g. to a controller elected during the outage). A
+	// registered node that was not in it (it crashed earlier) does not
+	// stand in for a member that is missing: the missing one may hold
+	// the last transactions.
+	LastPrimary []string
 	// DownFor is how long no node has been in a Primary component; Grace
 	// is how long to wait before recovering (a restart by hand must not
 	// race an automatic one).
@@ -164,6 +171,8 @@ func PlanRecovery(in RecoveryInput) RecoveryPlan {
 		return RecoveryPlan{Status: fmt.Sprintf("no Primary component; waiting for the agents of %s to tell whether their node runs", strings.Join(unknown, ", "))}
 	case in.Expected > len(in.Nodes):
 		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the cluster's %d nodes report: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", len(in.Nodes), in.Expected)}
+	case in.LastPrimary != nil && in.Expected > membersReporting(in):
+		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the %d nodes of the last Primary component (%s) report: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", membersReporting(in), in.Expected, strings.Join(in.LastPrimary, ", "))}
 	}
 	if recovery != "" && byName[booted].Action != nil && byName[booted].Action.ID == recovery {
 		st := byName[booted].Action
@@ -280,4 +289,18 @@ func forcedRecovery(in RecoveryInput, byName map[string]discovery.NodeFacts) Rec
 
 func action(in RecoveryInput, id, kind, node, reason string) discovery.Action {
 	return discovery.Action{ID: id, Kind: kind, Node: node, Reason: reason, Controller: in.Controller, At: in.Now.UTC()}
+}
+
+// membersReporting counts the registered nodes that were seen in the last
+// Primary component, plus the members of it that were never seen (their
+// agent was gone before the controller saw them Primary): those are
+// counted as reporting only if registered now.
+func membersReporting(in RecoveryInput) int {
+	n := 0
+	for _, f := range in.Nodes {
+		if slices.Contains(in.LastPrimary, f.Name) {
+			n++
+		}
+	}
+	return n
 }

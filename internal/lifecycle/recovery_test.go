@@ -210,3 +210,20 @@ func TestAFailedPositionRecoveryIsRetriedOnceThenBlocks(t *testing.T) {
 		t.Errorf("after two failures: %+v, want blocked with the agent's error", p)
 	}
 }
+
+// TestAMemberOfTheLastPrimaryIsMissing: node1 crashed first, node2 and
+// node3 went on as a Primary component of two, then both crashed, and
+// node3's agent is gone with its machine. Two nodes report, the last
+// Primary had two members, but node1 was not one of them: node3 may hold
+// the last transactions, so nothing is recovered without an operator.
+func TestAMemberOfTheLastPrimaryIsMissing(t *testing.T) {
+	in := RecoveryInput{Nodes: []discovery.NodeFacts{down("node1", 40, false), down("node2", 42, false)},
+		Expected: 2, LastPrimary: []string{"node2"}, DownFor: 6 * time.Second, Grace: 5 * time.Second, Controller: "p1"}
+	if p := PlanRecovery(in); !p.Blocked || !strings.Contains(p.Status, "--force") || len(p.Actions) != 0 {
+		t.Fatalf("got %+v, want blocked, naming --force", p)
+	}
+	in.LastPrimary = []string{"node1", "node2"}
+	if p := PlanRecovery(in); p.Blocked {
+		t.Fatalf("every member of the last Primary reports, yet: %+v", p)
+	}
+}

@@ -29,8 +29,9 @@ type held struct {
 
 // Run binds NFQUEUE queue in the current network namespace and delays
 // every packet by delay() (read as each packet arrives) until ctx ends.
-// Packets beyond what can be held are let through at once.
-func Run(ctx context.Context, queue uint16, delay func() time.Duration) error {
+// Packets beyond what can be held are let through at once. ready, if not
+// nil, is called once the queue is bound: from then on packets wait.
+func Run(ctx context.Context, queue uint16, delay func() time.Duration, ready func()) error {
 	nf, err := nfqueue.Open(&nfqueue.Config{
 		NfQueue: queue, MaxPacketLen: 0xFFFF, MaxQueueLen: 8192,
 		Copymode: nfqueue.NfQnlCopyMeta, Flags: nfqueue.NfQaCfgFlagFailOpen, WriteTimeout: time.Second,
@@ -59,6 +60,9 @@ func Run(ctx context.Context, queue uint16, delay func() time.Duration) error {
 	})
 	if err != nil {
 		return fmt.Errorf("netdelay: register on queue %d: %w", queue, err)
+	}
+	if ready != nil {
+		ready()
 	}
 	// One worker releases packets in the order they came: a TCP stream
 	// is delayed, never reordered.

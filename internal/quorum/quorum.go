@@ -28,6 +28,7 @@
 package quorum
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -94,6 +95,34 @@ func ParseLayout(spec string) (Layout, error) {
 	}
 	if l.dataNodes(l.Members) == 0 {
 		return Layout{}, fmt.Errorf("%q has no data node: arbitrators alone hold no data", spec)
+	}
+	return l, nil
+}
+
+// NewLayout builds a layout from members (each with its Site and
+// Segment), keeping the sites in the order they first appear; a weight
+// of 0 is taken as the default 1.
+func NewLayout(members []Member) (Layout, error) {
+	var l Layout
+	names := map[string]bool{}
+	for _, m := range members {
+		if names[m.Name] {
+			return Layout{}, fmt.Errorf("member %s is listed twice", m.Name)
+		}
+		names[m.Name] = true
+		if m.Site == "" {
+			return Layout{}, fmt.Errorf("member %s has no site", m.Name)
+		}
+		if m.Weight == 0 {
+			m.Weight = 1
+		}
+		if !slices.Contains(l.Sites, m.Site) {
+			l.Sites = append(l.Sites, m.Site)
+		}
+		l.Members = append(l.Members, m)
+	}
+	if l.dataNodes(l.Members) == 0 {
+		return Layout{}, errors.New("no data node")
 	}
 	return l, nil
 }

@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -127,5 +128,25 @@ func TestParseLayoutErrors(t *testing.T) {
 	}
 	if err := l.SetWeight("dc1-1", 300); err == nil {
 		t.Error("weight 300 accepted")
+	}
+}
+
+func TestNewLayoutMatchesTheNotation(t *testing.T) {
+	parsed, _ := ParseLayout("dc1:2,dc2:1+garbd")
+	built, err := NewLayout([]Member{
+		{Name: "dc1-1", Site: "dc1"}, {Name: "dc1-2", Site: "dc1"},
+		{Name: "dc2-1", Site: "dc2", Segment: 1}, {Name: "dc2-garbd", Site: "dc2", Segment: 1, Arbitrator: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(built) != fmt.Sprint(parsed) {
+		t.Errorf("NewLayout %v\nParseLayout %v", built, parsed)
+	}
+	if _, err := NewLayout([]Member{{Name: "a", Site: "dc1"}, {Name: "a", Site: "dc2"}}); err == nil {
+		t.Error("a member listed twice was accepted")
+	}
+	if _, err := NewLayout([]Member{{Name: "a"}}); err == nil {
+		t.Error("a member without a site was accepted")
 	}
 }

@@ -316,11 +316,32 @@ func (sb *Sandbox) startDelay(s netns.Site, index int) error {
 		attr.Pdeathsig = syscall.SIGKILL
 	}
 	cmd.SysProcAttr = attr
+	ready := sb.delayConf(s.Name) + ".ready"
+	_ = os.Remove(ready)
 	if err := s.Start(cmd); err != nil {
 		return fmt.Errorf("start the delay of %s: %w", s.Name, err)
 	}
 	pid := trackChild(cmd)
-	return os.WriteFile(sb.delayPid(s.Name), []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	if err := os.WriteFile(sb.delayPid(s.Name), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return err
+	}
+	// Until the process holds the queue, packets pass undelayed
+	// (--queue-bypass): the delay is in place only once it says so.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			return nil
+		}
+		if !stillRunning(pid, sb.delayConf(s.Name)) {
+			return fmt.Errorf("the delay process of %s exited: %s", s.Name, exitReport(pid))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the delay process of %s did not bind its queue within 15 s", s.Name)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // stopDelays stops every site's delay process (packets then flow

@@ -393,6 +393,26 @@ func TestThreeSitesWithoutAMajoritySite(t *testing.T) {
 	})
 }
 
+// TestMoreLayoutsMatchThePlan: an odd split between two sites, one node
+// per site, and a data site (not an arbitrator) relaying.
+func TestMoreLayoutsMatchThePlan(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		f    quorum.Failure
+		cut  []string // partition arguments: SITE [FROM...]
+	}{
+		{"dc1:3,dc2:2", quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, []string{"dc1", "dc2"}},
+		{"dc1:1,dc2:1,dc3:1", quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, []string{"dc1"}},
+		{"dc1:2,dc2:2,dc3:1", quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, []string{"dc1", "dc2"}},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			checkPlan(t, tc.spec, func(sb *sandbox.Sandbox) []scenario {
+				return []scenario{{tc.f, func(ctx context.Context) error { return sb.Partition(ctx, tc.cut[0], tc.cut[1:]...) }, nil, nil, false}}
+			})
+		})
+	}
+}
+
 // TestSandboxLeavesNoNetworkBehind checks that destroying a multi-site
 // sandbox removes its namespaces and bridge, and that bad layouts are
 // refused before anything is created.
