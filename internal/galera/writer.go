@@ -13,6 +13,18 @@ type Failback struct {
 	After time.Duration // for "after": how long the better node must have been healthy
 }
 
+// allows says whether the policy hands the writer role to b, a node
+// that beats the current writer.
+func (fb Failback) allows(b Candidate, now time.Time) bool {
+	switch fb.Mode {
+	case "immediate":
+		return true
+	case "after":
+		return !b.HealthySince.IsZero() && now.Sub(b.HealthySince) >= fb.After
+	}
+	return false
+}
+
 // Candidate is what the writer policy knows about a node.
 type Candidate struct {
 	Name         string
@@ -97,13 +109,8 @@ func ChooseWriter(cands []Candidate, current string, fb Failback, now time.Time)
 		if best == nil || best.Name == c.Name || !better(*best, c) {
 			return c.Name
 		}
-		switch fb.Mode {
-		case "immediate":
+		if fb.allows(*best, now) {
 			return best.Name
-		case "after":
-			if !best.HealthySince.IsZero() && now.Sub(best.HealthySince) >= fb.After {
-				return best.Name
-			}
 		}
 		return c.Name
 	}
@@ -177,12 +184,10 @@ func ChooseWriterInSites(cands []Candidate, current string, fb Failback, sp Site
 		}
 		// The writer is away from home and still fit: failback decides.
 		b := local[slices.IndexFunc(local, func(c Candidate) bool { return c.Name == best })]
-		switch {
-		case fb.Mode == "immediate":
+		if fb.allows(b, now) {
 			return best, 0
-		case fb.Mode == "after" && !b.HealthySince.IsZero() && now.Sub(b.HealthySince) >= fb.After:
-			return best, 0
-		case fb.Mode == "after" && !b.HealthySince.IsZero():
+		}
+		if fb.Mode == "after" && !b.HealthySince.IsZero() {
 			return current, fb.After - now.Sub(b.HealthySince)
 		}
 		return current, 0

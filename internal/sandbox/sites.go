@@ -111,10 +111,9 @@ func (sb *Sandbox) ensureNet(ctx context.Context) error {
 	return sb.Net.Create(ctx)
 }
 
-func (s *State) arbDir(a Arbitrator) string   { return filepath.Join(s.Dir, a.Name) }
-func (s *State) arbPid(a Arbitrator) string   { return filepath.Join(s.arbDir(a), "garbd.pid") }
-func (s *State) arbLog(a Arbitrator) string   { return filepath.Join(s.arbDir(a), "garbd.log") }
-func (s *State) arbRunning(a Arbitrator) bool { return s.arbPidOf(a) != 0 }
+func (s *State) arbDir(a Arbitrator) string { return filepath.Join(s.Dir, a.Name) }
+func (s *State) arbPid(a Arbitrator) string { return filepath.Join(s.arbDir(a), "garbd.pid") }
+func (s *State) arbLog(a Arbitrator) string { return filepath.Join(s.arbDir(a), "garbd.log") }
 
 // arbPidOf returns the PID of a running garbd, checked against its log
 // path on the command line so a stale pid file never names another
@@ -126,7 +125,7 @@ func (s *State) arbPidOf(a Arbitrator) int { return runningPID(s.arbPid(a), s.ar
 func (sb *Sandbox) startArbitrators(ctx context.Context) error {
 	started := false
 	for _, a := range sb.Arbitrators {
-		if sb.arbRunning(a) {
+		if sb.arbPidOf(a) != 0 {
 			continue
 		}
 		if err := sb.startArbitrator(a); err != nil {

@@ -428,17 +428,14 @@ func (v *View) RemoveServer(name string) bool {
 // Update applies fn to a copy of every server and publishes the result
 // only if fn succeeds for all of them: an admin UPDATE is all or nothing.
 func (v *View) Update(fn func(s *Server) error) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	next := append([]Server(nil), v.servers...)
-	for i := range next {
-		if err := fn(&next[i]); err != nil {
-			return err
+	return v.UpdateAll(func(servers []Server) error {
+		for i := range servers {
+			if err := fn(&servers[i]); err != nil {
+				return err
+			}
 		}
-	}
-	v.servers = next
-	v.reconsider()
-	return nil
+		return nil
+	})
 }
 
 // UpdateAll is Update for changes that concern the list as a whole: fn
