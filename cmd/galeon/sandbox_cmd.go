@@ -27,9 +27,10 @@ actions:
   up --dc dc1:2,dc2:2,dc3:garbd
                       a multi-site sandbox: each site in its own network namespace
                       and gmcast.segment, garbd for SITE:garbd (see: galeon plan)
-     [--wan] [--wan-rtt 30ms]
+     [--wan] [--wan-rtt 30ms] [--one-segment]
                       --wan: galera.WANProfile timeouts and windows; --wan-rtt: that
-                      round trip between every two sites (NFQUEUE delay in each site)
+                      round trip between every two sites (NFQUEUE delay in each site);
+                      --one-segment: no segments (every site in segment 0)
   latency --rtt 30ms | --site SITE --delay 2s
                       change the delay between sites while the cluster runs
   partition SITE [--from SITE,...]
@@ -54,8 +55,11 @@ actions:
                       (with restart, these are the node commands an agent can be
                       given: galeon agent --running-cmd ... --start-cmd ...)
   env                 print shell variables for the sandbox's DSNs and credentials
-  proxy-config [--listen A] [--admin-listen A] [--http-listen A]
-                      print a galeon proxy configuration for the sandbox
+  proxy-config [--listen A] [--admin-listen A] [--http-listen A] [--site S] [--stale-reads]
+                      print a galeon proxy configuration for the sandbox; with
+                      --site, a proxy at home in that site, to run in its
+                      namespace as on an application host there:
+                      ip netns exec galeon-NAME-S galeon proxy --config F
 
 common flags: --name NAME (default galeon), --dir DIR (default /var/tmp/galeon/NAME)
 `
@@ -91,8 +95,10 @@ func runSandbox(ctx context.Context, args []string) error {
 	from := fs.String("from", "", "sites to cut SITE from, comma-separated (partition; default all others)")
 	wan := fs.Bool("wan", false, "apply the WAN profile to the nodes' provider options (up)")
 	wanRTT := fs.Duration("wan-rtt", 0, "round trip between every two sites (up)")
+	oneSegment := fs.Bool("one-segment", false, "every site in gmcast.segment 0, as without segments (up)")
 	rtt := fs.Duration("rtt", -1, "round trip between every two sites (latency)")
-	siteFlag := fs.String("site", "", "the site whose outgoing packets are delayed (latency)")
+	siteFlag := fs.String("site", "", "the site whose outgoing packets are delayed (latency); the proxy's home site (proxy-config)")
+	staleReads := fs.Bool("stale-reads", false, "let the proxy read from nodes outside the Primary component when nothing else serves (proxy-config)")
 	delay := fs.Duration("delay", -1, "one-way delay of the packets leaving --site (latency)")
 	queue := fs.Int("queue", 0, "NFQUEUE number (netdelay, run by the sandbox)")
 	conf := fs.String("conf", "", "file holding the delay (netdelay, run by the sandbox)")
@@ -134,7 +140,7 @@ func runSandbox(ctx context.Context, args []string) error {
 		}
 		sb, err := sandbox.Up(ctx, sandbox.Options{Name: *name, Nodes: *nodes, BasePort: *basePort, Dir: *dir,
 			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Discovery: *disc, Sites: *dc,
-			WAN: *wan, WANRTT: *wanRTT, Control: ctl})
+			WAN: *wan, WANRTT: *wanRTT, OneSegment: *oneSegment, Control: ctl})
 		if err != nil {
 			return err
 		}
@@ -186,7 +192,13 @@ func runSandbox(ctx context.Context, args []string) error {
 		printEnv(sb)
 		return nil
 	case "proxy-config":
-		fmt.Print(sb.ProxyConfig(*listen, *adminListen, *httpListen))
+		if *siteFlag != "" {
+			if _, ok := sb.SiteOf(*siteFlag); !ok {
+				return fmt.Errorf("--site %s: sandbox %q has no such site", *siteFlag, sb.Name)
+			}
+		}
+		fmt.Print(sb.ProxyConfig(sandbox.ProxyOptions{Listen: *listen, AdminListen: *adminListen, HTTPListen: *httpListen,
+			Site: *siteFlag, StaleReads: *staleReads}))
 		return nil
 	case "latency":
 		switch {

@@ -135,6 +135,12 @@ type Galera struct {
 	// latency spike pauses writes rather than move them across the WAN.
 	// 0 (default) moves it at once.
 	SiteHoldDown Duration `toml:"site_hold_down"`
+	// StaleReads lets reads go to nodes outside the Primary component
+	// (with wsrep_dirty_reads) when no node of a Primary component can
+	// serve them: a proxy in a site cut off from the others answers
+	// reads with the data as of the cut instead of failing them. Writes
+	// still fail. Off by default: a stale answer must be chosen.
+	StaleReads bool `toml:"stale_reads"`
 }
 
 // Discovery connects the proxy to the control plane (etcd), where agents

@@ -72,6 +72,10 @@ type Health struct {
 	Lagging bool
 	// ReadOnly: read_only=ON; never a writer.
 	ReadOnly bool
+	// Stale: the node answers but is outside the Primary component
+	// (wsrep_cluster_status non-Primary): it can serve reads only with
+	// wsrep_dirty_reads, and they show the data as of the partition.
+	Stale bool
 	// Segment is gmcast.segment, for data-centre aware routing later.
 	Segment    int
 	ClusterID  string // wsrep_cluster_state_uuid
@@ -90,6 +94,7 @@ var nonBlockingSST = map[string]bool{"mariabackup": true, "xtrabackup-v2": true,
 func (p Policy) Evaluate(prev Health, s Sample) Health {
 	h := prev
 	if s.Err != nil {
+		h.Stale = false
 		h.Missed++
 		h.good = 0
 		refused := strings.Contains(s.Err.Error(), "connection refused")
@@ -112,6 +117,8 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 	h.ReadOnly = on("read_only")
 	h.Segment = segment(v["wsrep_provider_options"])
 	h.Lagging = p.MaxTransactionsBehind > 0 && num("wsrep_local_recv_queue") > p.MaxTransactionsBehind
+	st := v["wsrep_cluster_status"]
+	h.Stale = st != "" && st != "Primary"
 
 	state, reason := p.judge(v, on, num)
 	if state == Online {

@@ -40,12 +40,14 @@ func (p *Proxy) serversTable() admin.Table {
 		}
 		return out
 	}
-	row := func(s topology.Server, writer string, segs map[string]int64) []any {
+	row := func(s topology.Server, writer string, stale bool, segs map[string]int64) []any {
 		role := ""
 		if s.Name == writer {
 			role = "writer"
 		} else if s.ReaderWeight > 0 && s.Online && !s.Lagging {
 			role = "reader"
+		} else if s.Stale && stale {
+			role = "stale reader"
 		}
 		adminState := "active"
 		p.galera.mu.Lock()
@@ -75,7 +77,7 @@ func (p *Proxy) serversTable() admin.Table {
 			out := make([][]any, 0, len(snap.Servers))
 			segs := segments()
 			for _, s := range snap.Servers {
-				out = append(out, row(s, w.Name, segs))
+				out = append(out, row(s, w.Name, snap.StaleReads, segs))
 			}
 			return out
 		},

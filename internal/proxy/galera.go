@@ -37,6 +37,7 @@ func (p *Proxy) setupGalera() {
 		sites: galera.SitePolicy{Preferred: g.WriterSite, HoldDown: g.SiteHoldDown.D()}}
 	p.galera = gs
 	p.view.SetPolicy(p.chooseWriter, topology.ReaderPolicy(g.WriterIsAlsoReader))
+	p.view.SetStaleReads(g.StaleReads && g.Enabled())
 	if w, ok := p.view.Load().Writer(); ok {
 		p.events.add(EventWriterChange, w.Name, fmt.Sprintf("%s is the writer at start, epoch %d", w.Name, p.view.Load().Epoch))
 	}
@@ -75,6 +76,7 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			s.Online = nh.State == galera.Online && !drained
 			s.Draining = nh.State == galera.Draining || (drained && nh.State == galera.Online)
 			s.Lagging, s.ReadOnly, s.Reason = nh.Lagging, nh.ReadOnly, nh.Reason
+			s.Stale = nh.Stale && !drained
 			if drained && nh.State == galera.Online {
 				s.Reason = "operator drain"
 			}

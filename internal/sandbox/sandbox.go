@@ -47,6 +47,10 @@ type Options struct {
 	// WAN applies galera.WANProfile (timeouts and windows for links with
 	// tens of milliseconds of latency) under ProviderOptions.
 	WAN bool
+	// OneSegment puts every site in gmcast.segment 0, as a cluster set up
+	// without segments is: every writeset then crosses the WAN to every
+	// remote node, not once per site (to measure what segments save).
+	OneSegment bool
 	Control
 }
 
@@ -165,7 +169,7 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 		dbs: map[string]*sql.DB{},
 	}
 	if opts.Sites != "" {
-		if err := sb.planSites(opts.Sites); err != nil {
+		if err := sb.planSites(opts.Sites, opts.OneSegment); err != nil {
 			return nil, err
 		}
 	} else {

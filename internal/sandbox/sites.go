@@ -52,11 +52,17 @@ func (n Node) host() string {
 func (a Arbitrator) addr() string { return a.Host + ":" + strconv.Itoa(a.Port) }
 
 // planSites lays out the nodes and arbitrators of spec (quorum's --dc
-// notation) for a new sandbox, and its network.
-func (s *State) planSites(spec string) error {
+// notation) for a new sandbox, and its network; oneSegment puts every
+// member in segment 0.
+func (s *State) planSites(spec string, oneSegment bool) error {
 	l, err := quorum.ParseLayout(spec)
 	if err != nil {
 		return fmt.Errorf("--dc: %w", err)
+	}
+	if oneSegment {
+		for i := range l.Members {
+			l.Members[i].Segment = 0
+		}
 	}
 	if len(l.Sites) > 9 {
 		return fmt.Errorf("--dc: at most 9 sites")
@@ -81,8 +87,8 @@ func (s *State) planSites(spec string) error {
 	return nil
 }
 
-// siteOf returns the namespace of a node's site (ok false: no site).
-func (s *State) siteOf(site string) (netns.Site, bool) {
+// SiteOf returns the namespace of a node's site (ok false: no site).
+func (s *State) SiteOf(site string) (netns.Site, bool) {
 	if s.Net == nil || site == "" {
 		return netns.Site{}, false
 	}
@@ -93,7 +99,7 @@ func (s *State) siteOf(site string) (netns.Site, bool) {
 // startCmd starts a node's or arbitrator's process, in its site's
 // namespace if it has one.
 func (s *State) startCmd(site string, cmd *exec.Cmd) error {
-	if ns, ok := s.siteOf(site); ok {
+	if ns, ok := s.SiteOf(site); ok {
 		return ns.Start(cmd)
 	}
 	return cmd.Start()

@@ -43,6 +43,11 @@ type Server struct {
 	Discovered bool
 	// Site is the node's data centre ("" if unknown).
 	Site string
+	// Stale: the node answers but is outside the Primary component (its
+	// site is cut off): its data stops at the cut. It serves reads only
+	// when stale reads are allowed and no node of a Primary component
+	// can (see View.SetStaleReads).
+	Stale bool
 }
 
 // State is the node's state as operators see it.
@@ -109,6 +114,10 @@ type Snapshot struct {
 	// failed and no node is to take over yet.
 	Switching bool
 	Version   uint64
+	// StaleReads: no node of a Primary component can serve, and reads go
+	// to nodes outside it (allowed by View.SetStaleReads).
+	StaleReads bool
+	staleOK    bool // stale reads are allowed, for Why
 }
 
 // View publishes snapshots.
@@ -125,6 +134,7 @@ type View struct {
 	chooser   WriterChooser
 	policy    ReaderPolicy
 	home      string // the proxy's site: reads stay there while they can
+	stale     bool   // reads may go to Stale nodes when nothing else can serve
 	switches  chan struct{}
 	cur       atomic.Pointer[Snapshot]
 	// onWriter hears every writer change (see OnWriterChange).
@@ -296,7 +306,7 @@ func (v *View) CommitWriter(old string) {
 func (v *View) publish() {
 	v.version++
 	s := &Snapshot{Servers: append([]Server(nil), v.servers...), writer: -1, policy: v.policy,
-		Epoch: v.epoch, Pending: v.pending, Switching: v.switching, Version: v.version}
+		Epoch: v.epoch, Pending: v.pending, Switching: v.switching, Version: v.version, staleOK: v.stale}
 	total := 0
 	for i, srv := range s.Servers {
 		if srv.Name == v.writer && !v.switching {
@@ -315,6 +325,11 @@ func (v *View) publish() {
 		s.cumul = append(s.cumul, total)
 	}
 	s.readers, s.cumul = localFirst(s, v.home)
+	if len(s.readers) == 0 && s.writer < 0 && v.stale {
+		s.readers, s.cumul = staleReaders(s)
+		s.readers, s.cumul = localFirst(s, v.home) // s.writer < 0: no local-writer step
+		s.StaleReads = len(s.readers) > 0
+	}
 	v.cur.Store(s)
 	for _, ch := range v.subs {
 		select {
@@ -331,6 +346,46 @@ func (v *View) SetHomeSite(site string) {
 	defer v.mu.Unlock()
 	v.home = site
 	v.publish()
+}
+
+// SetStaleReads allows (or not) reads from Stale nodes when no node of a
+// Primary component can serve: a proxy in a site cut off from the
+// others then answers reads with the data as of the cut rather than
+// failing them. Writes never go to a Stale node.
+func (v *View) SetStaleReads(on bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.stale = on
+	v.publish()
+}
+
+// staleReaders are the Stale nodes that may serve reads, with their
+// reader weights; when none has one, those with a writer weight serve
+// alike (the way a writer serves reads when no reader is left), unless
+// writer_is_also_reader = never. It is called only when no node of a
+// Primary component is online, so nothing fresher exists.
+func staleReaders(s *Snapshot) ([]int, []int) {
+	for _, i := range s.Servers {
+		if i.Online {
+			return nil, nil
+		}
+	}
+	var readers, cumul []int
+	total := 0
+	add := func(weight func(Server) int) {
+		for i, srv := range s.Servers {
+			if srv.Stale && !srv.Lagging && weight(srv) > 0 {
+				total += weight(srv)
+				readers = append(readers, i)
+				cumul = append(cumul, total)
+			}
+		}
+	}
+	add(func(srv Server) int { return srv.ReaderWeight })
+	if len(readers) == 0 && s.policy != WriterReadsNever {
+		add(func(srv Server) int { return min(srv.WriterWeight, 1) })
+	}
+	return readers, cumul
 }
 
 // localFirst keeps only the readers in the home site when at least one
@@ -544,6 +599,9 @@ func (s *Snapshot) Why(hostgroup string) string {
 	}
 	if len(parts) == 0 {
 		return "no node has a " + hostgroup + " weight"
+	}
+	if hostgroup == "reader" && !s.staleOK && slices.ContainsFunc(s.Servers, func(srv Server) bool { return srv.Stale }) {
+		parts = append(parts, "nodes outside the Primary component answer: set galera.stale_reads = true to read from them (data as of the partition)")
 	}
 	return strings.Join(parts, "; ")
 }

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -273,5 +274,61 @@ func TestReadsStayInTheHomeSite(t *testing.T) {
 	v.SetHomeSite("dc3") // nothing there: every reader
 	if got := reads(); got["b1"] == 0 || got["b2"] == 0 || got["a1"] != 0 {
 		t.Fatalf("home dc3 (empty): reads went to %v, want b1 and b2", got)
+	}
+}
+
+// TestStaleReadsOnlyWhenNothingFresherServes: nodes outside the Primary
+// component serve reads only when allowed and when no online node is
+// left; a stale writer never takes writes, and the home site still comes
+// first among stale nodes.
+func TestStaleReadsOnlyWhenNothingFresherServes(t *testing.T) {
+	v := NewView([]Server{
+		{Name: "a1", Site: "dc1", WriterWeight: 100},
+		{Name: "b1", Site: "dc2", ReaderWeight: 1},
+		{Name: "b2", Site: "dc2", ReaderWeight: 1},
+		{Name: "c1", Site: "dc3", ReaderWeight: 1},
+	})
+	v.SetHomeSite("dc2")
+	cut := func(s *Server) { s.Online, s.Stale, s.Reason = false, true, "non-Primary" }
+	v.SetState("b1", cut)
+	v.SetState("b2", cut)
+	if got, _ := v.Load().PickReader(); got.Name != "c1" {
+		t.Fatalf("dc2 cut off, c1 online: read from %q, want c1 (fresh beats local)", got.Name)
+	}
+	v.SetStaleReads(true)
+	if got, _ := v.Load().PickReader(); got.Name != "c1" || v.Load().StaleReads {
+		t.Fatalf("stale reads allowed, c1 online: read from %q (stale %v), want c1", got.Name, v.Load().StaleReads)
+	}
+	v.SetHealth("a1", false, "unreachable")
+	v.SetHealth("c1", false, "unreachable")
+	v.SetStaleReads(false)
+	if got, ok := v.Load().PickReader(); ok {
+		t.Fatalf("nothing online, stale reads off: read from %q, want none", got.Name)
+	}
+	if why := v.Load().Why("reader"); !strings.Contains(why, "galera.stale_reads") {
+		t.Errorf("Why does not point at galera.stale_reads: %s", why)
+	}
+	v.SetStaleReads(true)
+	seen := map[string]int{}
+	for range 200 {
+		s, ok := v.Load().PickReader()
+		if !ok {
+			t.Fatal("stale reads allowed: no reader")
+		}
+		seen[s.Name]++
+	}
+	if seen["b1"] == 0 || seen["b2"] == 0 || len(seen) != 2 || !v.Load().StaleReads {
+		t.Fatalf("stale reads: went to %v, want b1 and b2", seen)
+	}
+	if w, ok := v.Load().Writer(); ok {
+		t.Fatalf("a stale node became the writer: %s", w.Name)
+	}
+	v.SetState("a1", cut) // a stale writer-only node is not preferred over readers
+	if s, _ := v.Load().PickReader(); s.Name == "a1" {
+		t.Fatal("a stale writer-only node served reads while stale readers exist")
+	}
+	v.SetHealth("c1", true, "")
+	if got, _ := v.Load().PickReader(); got.Name != "c1" || v.Load().StaleReads {
+		t.Fatalf("c1 back: read from %q (stale %v), want c1", got.Name, v.Load().StaleReads)
 	}
 }
