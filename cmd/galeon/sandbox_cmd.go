@@ -329,6 +329,13 @@ func printSandboxStatus(ctx context.Context, sb *sandbox.Sandbox, asJSON bool) e
 			cuts = []string{"none"}
 		}
 		fmt.Printf("sites in network namespaces on bridge %s (host %s); links cut: %s\n", sb.Net.Bridge, sb.Net.Host, strings.Join(cuts, ", "))
+		links, err := sb.Links(ctx, time.Second)
+		if err != nil {
+			return err
+		}
+		for _, l := range links {
+			fmt.Println(linkLine(l))
+		}
 	}
 	fmt.Printf("%-9s %-5s %-20s %-7s %-8s %-15s %-8s %-5s %s\n", "node", "site", "address", "pid", "process", "state", "cluster", "size", "agent")
 	for _, n := range st {
@@ -343,6 +350,29 @@ func printSandboxStatus(ctx context.Context, sb *sandbox.Sandbox, asJSON bool) e
 		fmt.Println(strings.TrimRight(line, " "))
 	}
 	return nil
+}
+
+// linkLine is one link between sites as status shows it.
+func linkLine(l sandbox.Link) string {
+	rtt := fmt.Sprintf("rtt %.1f ms", float64(l.RTT.Microseconds())/1000)
+	if l.Err != "" {
+		rtt = "unreachable (" + l.Err + ")"
+	}
+	return fmt.Sprintf("link %s-%s: %s; sent %s→%s %s, %s→%s %s", l.A, l.B, rtt, l.A, l.B, humanBytes(l.BytesA), l.B, l.A, humanBytes(l.BytesB))
+}
+
+// humanBytes renders a byte count in KiB/MiB/GiB.
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit && exp < 2; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMG"[exp])
 }
 
 // cliControl is how the CLI runs a sandbox: progress lines timed from

@@ -58,6 +58,13 @@ func runStatus(ctx context.Context, args []string) error {
 	}
 	w := &wsrepview.Watcher{Targets: targets, Timeout: min(*interval, 2*time.Second)}
 	w.Poll(ctx) // baseline for rates
+	var links *linkWatch
+	if *nodes == "" && !*asJSON {
+		if sb, err := sandbox.Open(sandboxDir(*name, *dir), sandbox.Control{}); err == nil && sb.Net != nil {
+			links = &linkWatch{sb: sb}
+			links.poll(ctx) // baseline for rates
+		}
+	}
 	if *once {
 		*count = 1
 	}
@@ -74,6 +81,9 @@ func runStatus(ctx context.Context, args []string) error {
 		cp := control.read(ctx)
 		if *asJSON {
 			obj := map[string]any{"time": time.Now().UTC(), "nodes": rows}
+			if sites := wsrepview.Sites(rows); sites != nil {
+				obj["sites"] = sites
+			}
 			if cp != nil {
 				obj["control_plane"] = cp
 			}
@@ -88,15 +98,67 @@ func runStatus(ctx context.Context, args []string) error {
 			}
 			fmt.Println(wsrepview.Header())
 		}
-		for _, r := range rows {
-			fmt.Println(r.Line())
+		sites := wsrepview.Sites(rows)
+		if sites == nil {
+			for _, r := range rows {
+				fmt.Println(r.Line())
+			}
+			continue
+		}
+		for _, site := range sites {
+			fmt.Println(site.Line())
+			for _, k := range site.Rows {
+				fmt.Println(rows[k].Line())
+			}
+		}
+		for _, l := range links.poll(ctx) {
+			fmt.Println(l)
 		}
 	}
 	return nil
 }
 
+// linkWatch reports a multi-site sandbox's links between sites at each
+// interval: the measured round trip and the bytes per second each way.
+type linkWatch struct {
+	sb   *sandbox.Sandbox
+	prev map[[2]string][2]uint64
+	at   time.Time
+}
+
+func (w *linkWatch) poll(ctx context.Context) []string {
+	if w == nil || w.sb == nil || w.sb.Net == nil {
+		return nil
+	}
+	links, err := w.sb.Links(ctx, time.Second)
+	if err != nil {
+		return []string{"links: " + err.Error()}
+	}
+	now := time.Now()
+	dt := now.Sub(w.at).Seconds()
+	var out []string
+	next := map[[2]string][2]uint64{}
+	for _, l := range links {
+		k := [2]string{l.A, l.B}
+		next[k] = [2]uint64{l.BytesA, l.BytesB}
+		rtt := fmt.Sprintf("rtt %.1f ms", float64(l.RTT.Microseconds())/1000)
+		if l.Err != "" {
+			rtt = "cut"
+		}
+		p, ok := w.prev[k]
+		if !ok || dt <= 0 {
+			out = append(out, fmt.Sprintf("── link %s-%s: %s", l.A, l.B, rtt))
+			continue
+		}
+		rate := func(cur, old uint64) string { return humanBytes(uint64(float64(cur-min(cur, old))/dt)) + "/s" }
+		out = append(out, fmt.Sprintf("── link %s-%s: %s · %s→%s %s · %s→%s %s", l.A, l.B, rtt, l.A, l.B, rate(l.BytesA, p[0]), l.B, l.A, rate(l.BytesB, p[1])))
+	}
+	w.prev, w.at = next, now
+	return out
+}
+
 func statusTargets(nodes, user, password, name, dir string) ([]wsrepview.Target, error) {
-	type addr struct{ name, hostport string }
+	type addr struct{ name, hostport, site string }
 	var addrs []addr
 	if nodes != "" {
 		if user == "" {
@@ -113,19 +175,16 @@ func statusTargets(nodes, user, password, name, dir string) ([]wsrepview.Target,
 			if !strings.Contains(hp, ":") {
 				hp += ":3306"
 			}
-			addrs = append(addrs, addr{hp, hp})
+			addrs = append(addrs, addr{hp, hp, ""})
 		}
 	} else {
-		if dir == "" {
-			dir = sandbox.DirFor(name)
-		}
-		sb, err := sandbox.Open(dir, sandbox.Control{})
+		sb, err := sandbox.Open(sandboxDir(name, dir), sandbox.Control{})
 		if err != nil {
 			return nil, fmt.Errorf("%w (or pass --nodes host:port,... --user U --password P for any cluster)", err)
 		}
 		user, password = sb.Credentials.MonitorUser, sb.Credentials.MonitorPassword
 		for _, n := range sb.Nodes {
-			addrs = append(addrs, addr{n.Name, n.Addr()})
+			addrs = append(addrs, addr{n.Name, n.Addr(), n.Site})
 		}
 	}
 	var targets []wsrepview.Target
@@ -139,7 +198,14 @@ func statusTargets(nodes, user, password, name, dir string) ([]wsrepview.Target,
 		}
 		db.SetMaxOpenConns(1)
 		db.SetMaxIdleConns(1)
-		targets = append(targets, wsrepview.Target{Name: a.name, DB: db})
+		targets = append(targets, wsrepview.Target{Name: a.name, DB: db, Site: a.site})
 	}
 	return targets, nil
+}
+
+func sandboxDir(name, dir string) string {
+	if dir == "" {
+		return sandbox.DirFor(name)
+	}
+	return dir
 }

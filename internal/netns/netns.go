@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -48,9 +49,12 @@ type Net struct {
 // chain is the iptables chain in each site's namespace that holds its
 // cuts; it is flushed to heal. wanChain sends the packets leaving the
 // site for other sites to the site's delay queue (see package netdelay).
+// acctChain counts the packets and bytes the site sends to each other
+// site (one rule per site, no target): what crosses the WAN.
 const (
-	chain    = "GALEON-CUT"
-	wanChain = "GALEON-WAN"
+	chain     = "GALEON-CUT"
+	wanChain  = "GALEON-WAN"
+	acctChain = "GALEON-ACCT"
 )
 
 // Queue is the NFQUEUE number of site i's delay (1-based).
@@ -93,9 +97,16 @@ func (n Net) Create(ctx context.Context) error {
 			append(in[:4:4], "iptables", "-N", chain),
 			append(in[:4:4], "iptables", "-I", "INPUT", "-j", chain),
 			append(in[:4:4], "iptables", "-I", "OUTPUT", "-j", chain),
+			append(in[:4:4], "iptables", "-N", acctChain),
+			append(in[:4:4], "iptables", "-A", "OUTPUT", "-j", acctChain),
 			append(in[:4:4], "iptables", "-N", wanChain),
 			append(in[:4:4], "iptables", "-A", "OUTPUT", "-j", wanChain),
 		)
+		for _, o := range n.Sites {
+			if o.Name != s.Name {
+				steps = append(steps, append(in[:4:4], "iptables", "-A", acctChain, "-d", o.IP))
+			}
+		}
 	}
 	for _, st := range steps {
 		if err := run(ctx, st...); err != nil {
@@ -247,11 +258,62 @@ func (n Net) Cuts(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// Start starts cmd inside site's namespace. The process is forked from a
-// thread that has entered the namespace for the purpose and left it
-// again, so everything else about cmd (credentials, session, parent-death
-// signal) works as for any child.
-func (s Site) Start(cmd *exec.Cmd) error {
+// Flow is what one site sent another since the network was created.
+type Flow struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Packets uint64 `json:"packets"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// Traffic reads every site's counters of what it sent to each other
+// site (IP bytes, as the WAN carries them; cut packets are not counted).
+func (n Net) Traffic(ctx context.Context) ([]Flow, error) {
+	var out []Flow
+	for _, s := range n.Sites {
+		b, err := exec.CommandContext(ctx, "ip", "netns", "exec", s.NS, "iptables", "-S", acctChain, "-v").Output()
+		if err != nil {
+			return nil, fmt.Errorf("iptables in %s: %w", s.NS, err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			// -A GALEON-ACCT -d 172.30.20.12/32 -c PACKETS BYTES
+			if len(f) < 7 || f[0] != "-A" || f[2] != "-d" || f[4] != "-c" {
+				continue
+			}
+			for _, o := range n.Sites {
+				if f[3] == o.IP+"/32" {
+					fl := Flow{From: s.Name, To: o.Name}
+					fmt.Sscan(f[5], &fl.Packets)
+					fmt.Sscan(f[6], &fl.Bytes)
+					out = append(out, fl)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// DialRTT measures a round trip from inside the site to addr: the time a
+// TCP connect takes (SYN out, SYN-ACK back), which crosses whatever
+// delay the links between sites carry.
+func (s Site) DialRTT(ctx context.Context, addr string) (time.Duration, error) {
+	var took time.Duration
+	err := s.do(func() error {
+		start := time.Now()
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		took = time.Since(start)
+		return c.Close()
+	})
+	return took, err
+}
+
+// do runs f on a thread inside the site's namespace (sockets f opens
+// belong to the site), then brings the thread back.
+func (s Site) do(f func() error) error {
 	target, err := os.Open("/run/netns/" + s.NS)
 	if err != nil {
 		return fmt.Errorf("site %s: %w (is the sandbox's network up?)", s.Name, err)
@@ -272,7 +334,7 @@ func (s Site) Start(cmd *exec.Cmd) error {
 			errc <- fmt.Errorf("enter %s: %w", s.NS, err)
 			return
 		}
-		errc <- cmd.Start()
+		errc <- f()
 		if err := setns(self); err != nil {
 			// The thread cannot go back: keep it locked, so it ends
 			// with this goroutine instead of serving other ones.
@@ -282,6 +344,12 @@ func (s Site) Start(cmd *exec.Cmd) error {
 	}()
 	return <-errc
 }
+
+// Start starts cmd inside site's namespace. The process is forked from a
+// thread that has entered the namespace for the purpose and left it
+// again, so everything else about cmd (credentials, session, parent-death
+// signal) works as for any child.
+func (s Site) Start(cmd *exec.Cmd) error { return s.do(cmd.Start) }
 
 func setns(f *os.File) error { return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET) }
 

@@ -114,7 +114,7 @@ func TestTLSMaterialVerifies(t *testing.T) {
 // garbd on its own port, every address on the site's network.
 func TestSiteLayout(t *testing.T) {
 	s := &State{Name: "wan", Dir: "/var/tmp/galeon/wan", BasePort: 4400, SSTMethod: "rsync"}
-	if err := s.planSites("dc1:2,dc2:1+garbd"); err != nil {
+	if err := s.planSites("dc1:2,dc2:1+garbd", false); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -139,7 +139,7 @@ func TestSiteLayout(t *testing.T) {
 	if s.Net.Sites[1].NS != "galeon-wan-dc2" || s.Net.Bridge != "glb64" || s.Net.Sites[1].Veth != "glv64s2" {
 		t.Errorf("network: %+v", s.Net)
 	}
-	if err := (&State{Name: "x", BasePort: 4400}).planSites("dc1:2,dc1:1"); err == nil || !strings.Contains(err.Error(), "--dc: site dc1 is listed twice") {
+	if err := (&State{Name: "x", BasePort: 4400}).planSites("dc1:2,dc1:1", false); err == nil || !strings.Contains(err.Error(), "--dc: site dc1 is listed twice") {
 		t.Errorf("duplicate site: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -381,4 +382,66 @@ func (sb *Sandbox) applyWANRTT(ctx context.Context) error {
 		return nil
 	}
 	return sb.SetDelay(ctx, "", rtt/2)
+}
+
+// Link is what a multi-site sandbox's link between two sites carries:
+// its measured round trip, the delay each side adds, and the bytes each
+// side has sent the other (cut packets not counted).
+type Link struct {
+	A, B string
+	// RTT is a TCP connect from A to a member of B, as the members
+	// themselves cross the link (0 with Err set if it failed: a cut).
+	RTT    time.Duration `json:"rtt"`
+	Err    string        `json:"error,omitempty"`
+	BytesA uint64        `json:"bytes_a_to_b"`
+	BytesB uint64        `json:"bytes_b_to_a"`
+}
+
+// Links measures every link between two sites (the round trips in
+// parallel, each bounded by timeout).
+func (sb *Sandbox) Links(ctx context.Context, timeout time.Duration) ([]Link, error) {
+	if sb.Net == nil {
+		return nil, fmt.Errorf("sandbox %q has no sites: create one with --dc", sb.Name)
+	}
+	flows, err := sb.Net.Traffic(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sent := map[[2]string]uint64{}
+	for _, f := range flows {
+		sent[[2]string{f.From, f.To}] = f.Bytes
+	}
+	// A member of each site to dial: a data node's MySQL port, or an
+	// arbitrator's group port.
+	target := map[string]string{}
+	for _, a := range sb.Arbitrators {
+		target[a.Site] = a.addr()
+	}
+	for _, n := range sb.Nodes {
+		target[n.Site] = n.Addr()
+	}
+	var links []Link
+	for i, a := range sb.Net.Sites {
+		for _, b := range sb.Net.Sites[i+1:] {
+			links = append(links, Link{A: a.Name, B: b.Name, BytesA: sent[[2]string{a.Name, b.Name}], BytesB: sent[[2]string{b.Name, a.Name}]})
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range links {
+		wg.Add(1)
+		go func(l *Link) {
+			defer wg.Done()
+			site, _ := sb.Net.Site(l.A)
+			dctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			rtt, err := site.DialRTT(dctx, target[l.B])
+			if err != nil {
+				l.Err = err.Error()
+				return
+			}
+			l.RTT = rtt
+		}(&links[i])
+	}
+	wg.Wait()
+	return links, nil
 }

@@ -2,6 +2,8 @@ package wsrepview
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,6 +45,20 @@ type Row struct {
 	ApplyEfficiency float64 `json:"apply_efficiency_pct"`
 	// Rates is false on a first sample, which has nothing to diff against.
 	Rates bool `json:"rates"`
+
+	// Site is the node's data centre as the caller knows it; Segment its
+	// gmcast.segment.
+	Site    string `json:"site,omitempty"`
+	Segment int64  `json:"segment"`
+	// ReplLatency is wsrep_evs_repl_latency: how long the group takes to
+	// agree on a message this node sends (average and maximum over the
+	// provider's last report period), in seconds. Across sites it is the
+	// round trip to the farthest member: what every commit waits.
+	ReplLatencyAvg float64 `json:"repl_latency_avg_s"`
+	ReplLatencyMax float64 `json:"repl_latency_max_s"`
+	// Delayed is wsrep_evs_delayed: members this node sees answering
+	// late (the first sign of a WAN link in trouble).
+	Delayed string `json:"delayed,omitempty"`
 }
 
 // Compute turns a sample (and the previous one of the same node, if any,
@@ -65,6 +81,9 @@ func Compute(prev *Sample, cur Sample) Row {
 	}
 	r.CertIndexSize = cur.int("wsrep_cert_index_size")
 	r.ApplyEfficiency = 100 * cur.float("wsrep_apply_oooe")
+	r.Segment = cur.int("wsrep_gmcast_segment")
+	r.ReplLatencyAvg, r.ReplLatencyMax = replLatency(cur.Vars["wsrep_evs_repl_latency"])
+	r.Delayed = cur.Vars["wsrep_evs_delayed"]
 	if prev == nil || prev.Err != nil {
 		return r
 	}
@@ -89,6 +108,85 @@ func Compute(prev *Sample, cur Sample) Row {
 	r.CertFailures = delta("wsrep_local_cert_failures")
 	r.BFAborts = delta("wsrep_local_bf_aborts")
 	return r
+}
+
+// replLatency reads wsrep_evs_repl_latency, "min/avg/max/stddev/samples"
+// in seconds; no samples read as zero.
+func replLatency(v string) (avg, maxLat float64) {
+	f := strings.Split(v, "/")
+	if len(f) != 5 {
+		return 0, 0
+	}
+	avg, _ = strconv.ParseFloat(f[1], 64)
+	maxLat, _ = strconv.ParseFloat(f[2], 64)
+	return avg, maxLat
+}
+
+// SiteSummary is one site's nodes taken together, for a cluster spread
+// over data centres.
+type SiteSummary struct {
+	Name    string `json:"site"`
+	Segment int64  `json:"segment"`
+	Nodes   int    `json:"nodes"`
+	Primary int    `json:"primary"`
+	// In/Out are the site's replication bytes per second, summed over its
+	// nodes.
+	InBytesPerSec  float64 `json:"in_bytes_per_sec"`
+	OutBytesPerSec float64 `json:"out_bytes_per_sec"`
+	// ReplLatencyMax is the largest average group latency a node of the
+	// site reports (seconds).
+	ReplLatencyMax float64  `json:"repl_latency_s"`
+	Delayed        []string `json:"delayed,omitempty"`
+	Rows           []int    `json:"-"` // indexes of its rows
+}
+
+// Sites groups rows by site (by gmcast.segment for nodes of no known
+// site), in order of first appearance; it returns nil when every node is
+// in one group.
+func Sites(rows []Row) []SiteSummary {
+	var out []SiteSummary
+	idx := map[string]int{}
+	for i, r := range rows {
+		name := r.Site
+		if name == "" {
+			name = fmt.Sprintf("segment %d", r.Segment)
+		}
+		k, ok := idx[name]
+		if !ok {
+			k = len(out)
+			idx[name] = k
+			out = append(out, SiteSummary{Name: name, Segment: r.Segment})
+		}
+		s := &out[k]
+		s.Rows = append(s.Rows, i)
+		s.Nodes++
+		if !r.Up {
+			continue
+		}
+		if r.ClusterStatus == "Primary" {
+			s.Primary++
+		}
+		s.InBytesPerSec += r.InBytesPerSec
+		s.OutBytesPerSec += r.OutBytesPerSec
+		s.ReplLatencyMax = max(s.ReplLatencyMax, r.ReplLatencyAvg)
+		if r.Delayed != "" && !slices.Contains(s.Delayed, r.Delayed) {
+			s.Delayed = append(s.Delayed, r.Delayed)
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// Line renders a site's summary above its nodes' lines.
+func (s SiteSummary) Line() string {
+	line := fmt.Sprintf("── %s (segment %d): %d of %d Primary · repl latency %.1f ms · in %sB/s out %sB/s",
+		s.Name, s.Segment, s.Primary, s.Nodes, 1000*s.ReplLatencyMax, human(s.InBytesPerSec), human(s.OutBytesPerSec))
+	if len(s.Delayed) > 0 {
+		line += " · delayed: " + strings.Join(s.Delayed, "; ")
+	}
+	return line
 }
 
 // ShortState abbreviates wsrep_local_state_comment to fit a column:

@@ -11,6 +11,7 @@ import (
 type Target struct {
 	Name string
 	DB   *sql.DB
+	Site string // the node's data centre, if known
 }
 
 // Watcher keeps the previous sample of each node so every poll yields
@@ -47,6 +48,7 @@ func (w *Watcher) Poll(ctx context.Context) []Row {
 	for i := range samples {
 		s := samples[i]
 		rows[i] = Compute(w.prev[s.Node], s)
+		rows[i].Site = w.Targets[i].Site
 		w.prev[s.Node] = &samples[i]
 	}
 	return rows

@@ -142,6 +142,16 @@ func TestProxiesInSites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("FIGURE commit p50 on dc1-1, %s with segments, %s between sites: %.1f ms", spec, rtt, ms(commitP50(t, direct, 40)))
+	links, err := sb.Links(context.Background(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if l.Err != "" || l.RTT < rtt {
+			t.Errorf("link %s-%s: rtt %s (%s), want at least %s", l.A, l.B, l.RTT, l.Err, rtt)
+		}
+		t.Logf("FIGURE link %s-%s: TCP connect round trip %.1f ms with %s configured", l.A, l.B, ms(l.RTT), rtt)
+	}
 
 	siteOf := map[string]string{}
 	for _, n := range sb.Nodes {
@@ -194,6 +204,14 @@ func TestProxiesInSites(t *testing.T) {
 	}
 	waitView(t, sb, cutOff.String(), expected(quorum.Predict(l, cutOff), sb), 90*time.Second)
 	held := time.Now()
+	if links, err = sb.Links(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if cut := l.A == "dc2" || l.B == "dc2"; cut != (l.Err != "") {
+			t.Errorf("link %s-%s with dc2 cut off: rtt %s, error %q", l.A, l.B, l.RTT, l.Err)
+		}
+	}
 	if _, err := direct.Exec("INSERT INTO app.cut VALUES (1)"); err != nil {
 		t.Fatalf("a write in dc1 with dc2 cut off: %v", err)
 	}

@@ -35,6 +35,39 @@ func commitP50(t *testing.T, db *sql.DB, n int) time.Duration {
 	return took[n/2]
 }
 
+// wanBytesPerCommit commits n rows of 16 KiB on dc1-1 and returns how
+// many bytes per commit left dc1 for the other sites (the sandbox counts
+// what crosses each link).
+func wanBytesPerCommit(t *testing.T, sb *sandbox.Sandbox, db *sql.DB, n int) float64 {
+	t.Helper()
+	if _, err := db.Exec("CREATE TABLE IF NOT EXISTS app.wanbytes (id INT AUTO_INCREMENT PRIMARY KEY, v MEDIUMBLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	out := func() uint64 {
+		links, err := sb.Links(context.Background(), 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum uint64
+		for _, l := range links {
+			switch "dc1" {
+			case l.A:
+				sum += l.BytesA
+			case l.B:
+				sum += l.BytesB
+			}
+		}
+		return sum
+	}
+	before := out()
+	for range n {
+		if _, err := db.Exec("INSERT INTO app.wanbytes (v) VALUES (REPEAT(MD5(RAND()), 512))"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return float64(out()-before) / float64(n)
+}
+
 // minSize watches dc1-1's cluster size for d and returns the smallest.
 func minSize(t *testing.T, sb *sandbox.Sandbox, d time.Duration) int {
 	t.Helper()
@@ -97,6 +130,7 @@ func TestWANLatencyAndProfile(t *testing.T) {
 		t.Logf("FIGURE LAN timeouts (suspect 2 s): a 4 s spike out of dc2 shrank the cluster to %d members", least)
 	}
 	waitView(t, lan, "after the spike, LAN timeouts", allPrimary(lan, 5), 2*time.Minute)
+	bytesWithout := wanBytesPerCommit(t, lan, db, 50)
 	if err := lan.Destroy(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -112,4 +146,11 @@ func TestWANLatencyAndProfile(t *testing.T) {
 	}
 	wdb := sandboxtest.AppDB(t, wan, wan.Nodes[0].Name)
 	t.Logf("FIGURE commit p50 on dc1-1 with the WAN profile at %s: %.1f ms", rtt, float64(commitP50(t, wdb, 40).Microseconds())/1000)
+	// Segments send a write-set across the WAN once per site, to one
+	// relay, instead of to every remote node.
+	bytesWith := wanBytesPerCommit(t, wan, wdb, 50)
+	t.Logf("FIGURE bytes leaving dc1 per 16 KiB commit: %.0f with a segment per site, %.0f without segments (%.2f×)", bytesWith, bytesWithout, bytesWith/bytesWithout)
+	if bytesWith > 0.85*bytesWithout {
+		t.Errorf("segments did not cut WAN traffic: %.0f bytes per commit with, %.0f without", bytesWith, bytesWithout)
+	}
 }
