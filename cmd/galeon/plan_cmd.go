@@ -10,35 +10,69 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/quorum"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
 // runPlan answers "which single failure stops writes, and what should I
 // change?" for a multi-site layout, before anything is built.
-func runPlan(_ context.Context, args []string) error {
+func runPlan(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	dc := fs.String("dc", "", "sites and their members: dc1:2,dc2:2,dc3:garbd (SITE:N, SITE:garbd, SITE:N+garbd)")
-	name := fs.String("name", "", "plan the layout of this (multi-site) sandbox instead of --dc")
+	layoutFile := fs.String("layout", "", "a layout file: SITE:N lines, weight MEMBER=N lines, # comments")
+	name := fs.String("name", "", "plan the layout of this (multi-site) sandbox instead of --dc, with its links measured")
+	disc := fs.String("discovery", "", "plan the running cluster whose agents register in this etcd (etcd://host:port,...)")
+	cluster := fs.String("cluster", "galeon", "cluster name in etcd (--discovery)")
+	arbs := fs.String("arbitrator", "", "sites of the cluster's members that have no agent (garbd), comma-separated (--discovery)")
 	weights := fs.String("weight", "", "pc.weight of members: dc1-1=2,dc3-garbd=1 (default 1)")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
 	var l quorum.Layout
+	var rtts []quorum.RTT
 	var err error
 	switch {
-	case *name != "" && *dc == "":
-		if l, err = sandboxLayout(*name); err != nil {
+	case *name != "" && *dc == "" && *disc == "" && *layoutFile == "":
+		if l, rtts, err = sandboxLayout(ctx, *name); err != nil {
 			return err
 		}
-	case *dc != "" && *name == "":
+	case *dc != "" && *name == "" && *disc == "" && *layoutFile == "":
 		if l, err = quorum.ParseLayout(*dc); err != nil {
 			return fmt.Errorf("--dc: %w", err)
 		}
+	case *layoutFile != "" && *name == "" && *disc == "" && *dc == "":
+		text, err := os.ReadFile(*layoutFile)
+		if err != nil {
+			return fmt.Errorf("--layout: %w", err)
+		}
+		if l, err = quorum.ParseLayoutText(string(text)); err != nil {
+			return fmt.Errorf("--layout %s: %w", *layoutFile, err)
+		}
+	case *disc != "" && *name == "" && *dc == "" && *layoutFile == "":
+		store, err := openControlStore(ctx, *disc, *cluster)
+		if err != nil {
+			return fmt.Errorf("--discovery %s: %w", *disc, err)
+		}
+		defer store.Close()
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		facts, err := store.Nodes(rctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("--discovery %s: reading the registered nodes: %w", *disc, err)
+		}
+		var sites []string
+		if *arbs != "" {
+			sites = strings.Split(*arbs, ",")
+		}
+		if l, rtts, err = clusterLayout(facts, sites); err != nil {
+			return fmt.Errorf("cluster %q: %w", *cluster, err)
+		}
 	default:
-		return errors.New("give the layout as --dc dc1:2,dc2:2,dc3:garbd, or a sandbox as --name NAME")
+		return errors.New("give one layout: --dc dc1:2,dc2:2,dc3:garbd, --layout FILE, a sandbox as --name NAME, or a running cluster as --discovery etcd://HOST:PORT --cluster NAME")
 	}
 	if *weights != "" {
 		for _, kv := range strings.Split(*weights, ",") {
@@ -53,6 +87,7 @@ func runPlan(_ context.Context, args []string) error {
 		}
 	}
 	r := quorum.Plan(l)
+	r.Measured(rtts)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -122,12 +157,13 @@ func printPlan(w io.Writer, r quorum.Report) {
 	}
 }
 
-// sandboxLayout reads a multi-site sandbox's members: its nodes and
-// arbitrators with their sites and segments.
-func sandboxLayout(name string) (quorum.Layout, error) {
+// sandboxLayout reads a multi-site sandbox's members (its nodes and
+// arbitrators with their sites and segments) and, if it runs, measures
+// the round trip of each link between its sites.
+func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RTT, error) {
 	sb, err := sandbox.Open(sandbox.DirFor(name), sandbox.Control{})
 	if err != nil {
-		return quorum.Layout{}, err
+		return quorum.Layout{}, nil, err
 	}
 	var ms []quorum.Member
 	for _, n := range sb.Nodes {
@@ -138,7 +174,87 @@ func sandboxLayout(name string) (quorum.Layout, error) {
 	}
 	l, err := quorum.NewLayout(ms)
 	if err != nil {
-		return quorum.Layout{}, fmt.Errorf("sandbox %s: %w (plan needs a sandbox made with --dc)", name, err)
+		return quorum.Layout{}, nil, fmt.Errorf("sandbox %s: %w (plan needs a sandbox made with --dc)", name, err)
 	}
-	return l, nil
+	for _, n := range sb.Nodes {
+		if n.Weight != nil {
+			_ = l.SetWeight(n.Name, *n.Weight)
+		}
+	}
+	for _, a := range sb.Arbitrators {
+		if a.Weight != nil {
+			_ = l.SetWeight(a.Name, *a.Weight)
+		}
+	}
+	if sb.Net == nil || !sb.Net.Up() {
+		return l, nil, nil // not running: plan the layout alone
+	}
+	links, err := sb.Links(ctx, 2*time.Second)
+	if err != nil {
+		return l, nil, nil // not running: plan the layout alone
+	}
+	var rtts []quorum.RTT
+	for _, k := range links {
+		rtts = append(rtts, quorum.RTT{From: k.A, To: k.B, RTT: k.RTT, Err: k.Err})
+	}
+	return l, rtts, nil
+}
+
+// clusterLayout builds the layout of a running cluster from what its
+// agents registered: each node's site (its segment's name when the agent
+// was given no --site), segment and pc.weight, and the group latency
+// each site's nodes measure. Members without an agent (arbitrators) are
+// counted from the cluster size; arbitrators names their sites, one per
+// such member.
+func clusterLayout(facts []discovery.NodeFacts, arbitrators []string) (quorum.Layout, []quorum.RTT, error) {
+	if len(facts) == 0 {
+		return quorum.Layout{}, nil, errors.New("no node is registered: start a galeon agent beside each node")
+	}
+	size := 0
+	var ms []quorum.Member
+	latency := map[string]float64{}
+	var order []string
+	for _, f := range facts {
+		site := f.Site
+		if site == "" {
+			site = fmt.Sprintf("segment%d", f.Segment)
+		}
+		ms = append(ms, quorum.Member{Name: f.Name, Site: site, Segment: f.Segment, Weight: f.Weight})
+		if f.ClusterStatus == "Primary" {
+			size = max(size, f.ClusterSize)
+		}
+		if _, ok := latency[site]; !ok {
+			order = append(order, site)
+		}
+		latency[site] = max(latency[site], f.ReplLatency)
+	}
+	if missing := size - len(facts); missing != len(arbitrators) {
+		if len(arbitrators) == 0 {
+			return quorum.Layout{}, nil, fmt.Errorf("the cluster has %d members and %d registered nodes: name the site of each of the other %d (arbitrators?) with --arbitrator SITE[,SITE]", size, len(facts), missing)
+		}
+		return quorum.Layout{}, nil, fmt.Errorf("--arbitrator names %d members, but the cluster has %d members and %d registered nodes", len(arbitrators), size, len(facts))
+	}
+	for i, site := range arbitrators {
+		seg := -1
+		for _, m := range ms {
+			if m.Site == site {
+				seg = m.Segment
+			}
+		}
+		if seg < 0 {
+			seg = len(order) + i // a site of its own: its own segment, as advised
+		}
+		ms = append(ms, quorum.Member{Name: fmt.Sprintf("%s-garbd%d", site, i+1), Site: site, Segment: seg, Arbitrator: true})
+	}
+	l, err := quorum.NewLayout(ms)
+	if err != nil {
+		return quorum.Layout{}, nil, err
+	}
+	var rtts []quorum.RTT
+	for _, site := range order {
+		if latency[site] > 0 {
+			rtts = append(rtts, quorum.RTT{From: site, RTT: time.Duration(latency[site] * float64(time.Second))})
+		}
+	}
+	return l, rtts, nil
 }

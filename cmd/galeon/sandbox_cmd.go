@@ -27,6 +27,7 @@ actions:
   up --dc dc1:2,dc2:2,dc3:garbd
                       a multi-site sandbox: each site in its own network namespace
                       and gmcast.segment, garbd for SITE:garbd (see: galeon plan)
+  up --layout FILE    the same from a layout file (galeon plan --layout; weight lines set pc.weight)
      [--wan] [--wan-rtt 30ms] [--one-segment]
                       --wan: galera.WANProfile timeouts and windows; --wan-rtt: that
                       round trip between every two sites (NFQUEUE delay in each site);
@@ -92,6 +93,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	fs.Var(provider, "provider-option", "wsrep_provider_options entry KEY=VALUE, repeatable (up)")
 	fs.Var(server, "server-option", "[mariadbd] option KEY=VALUE, repeatable (up)")
 	dc := fs.String("dc", "", "sites: dc1:2,dc2:2,dc3:garbd (up; replaces --nodes)")
+	layoutFile := fs.String("layout", "", "sites from a layout file, as galeon plan --layout reads it (up; replaces --dc)")
 	from := fs.String("from", "", "sites to cut SITE from, comma-separated (partition; default all others)")
 	wan := fs.Bool("wan", false, "apply the WAN profile to the nodes' provider options (up)")
 	wanRTT := fs.Duration("wan-rtt", 0, "round trip between every two sites (up)")
@@ -131,6 +133,16 @@ func runSandbox(ctx context.Context, args []string) error {
 	if action == "up" {
 		if *nodes < 1 || *nodes > sandbox.MaxNodes {
 			return fmt.Errorf("--nodes %d: a sandbox has 1 to %d nodes", *nodes, sandbox.MaxNodes)
+		}
+		if *layoutFile != "" {
+			if *dc != "" {
+				return errors.New("give the sites as --dc or --layout, not both")
+			}
+			text, err := os.ReadFile(*layoutFile)
+			if err != nil {
+				return fmt.Errorf("--layout: %w", err)
+			}
+			*dc = string(text)
 		}
 		switch *disc {
 		case "":

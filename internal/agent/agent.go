@@ -183,6 +183,19 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
+// weight reads the node's pc.weight (0 if it cannot).
+func (a *Agent) weight(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var opts string
+	if err := a.db.QueryRowContext(ctx, "SELECT @@wsrep_provider_options").Scan(&opts); err != nil {
+		return 0
+	}
+	v, _ := galera.ProviderOption(opts, "pc.weight")
+	w, _ := strconv.Atoi(v)
+	return w
+}
+
 // check reads the node's state now.
 func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 	f := discovery.NodeFacts{Name: a.cfg.Node, Address: a.cfg.Address, Segment: a.cfg.Segment, Site: a.cfg.Site}
@@ -211,6 +224,11 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 		f.CachedDownto, _ = strconv.ParseInt(v["wsrep_local_cached_downto"], 10, 64)
 		f.RecvQueue, _ = strconv.Atoi(v["wsrep_local_recv_queue"])
 		f.Synced, why = galera.Clustercheck(v, a.cfg.AllowDonor)
+		if seg, err := strconv.Atoi(v["wsrep_gmcast_segment"]); err == nil {
+			f.Segment = seg // the node's own, over the --segment given
+		}
+		f.ReplLatency, _ = wsrepview.ReplLatency(v["wsrep_evs_repl_latency"])
+		f.Weight = a.weight(ctx)
 	}
 	a.mu.Lock()
 	seen := a.positions

@@ -178,14 +178,21 @@ func (p Policy) judge(v map[string]string, on func(string) bool, num func(string
 
 // segment reads gmcast.segment out of wsrep_provider_options.
 func segment(opts string) int {
+	v, _ := ProviderOption(opts, "gmcast.segment")
+	n, _ := strconv.Atoi(v)
+	return n
+}
+
+// ProviderOption reads one option out of wsrep_provider_options
+// ("k1 = v1; k2 = v2; ...").
+func ProviderOption(opts, key string) (string, bool) {
 	for _, kv := range strings.Split(opts, ";") {
 		k, val, ok := strings.Cut(kv, "=")
-		if ok && strings.TrimSpace(k) == "gmcast.segment" {
-			n, _ := strconv.Atoi(strings.TrimSpace(val))
-			return n
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(val), true
 		}
 	}
-	return 0
+	return "", false
 }
 
 // Reconcile applies the cluster-wide rule: nodes whose cluster state UUID

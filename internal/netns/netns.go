@@ -78,6 +78,9 @@ func Plan(name string, k int, sites []string) Net {
 // chains. Leftovers of an earlier run with the same names are removed
 // first.
 func (n Net) Create(ctx context.Context) error {
+	if err := n.CheckFree(ctx); err != nil {
+		return err
+	}
 	_ = n.Destroy(ctx)
 	steps := [][]string{
 		{"ip", "link", "add", n.Bridge, "type", "bridge"},
@@ -117,6 +120,36 @@ func (n Net) Create(ctx context.Context) error {
 	return nil
 }
 
+// CheckFree refuses a network whose bridge or subnet another sandbox (or
+// anything else on the machine) uses: Create would otherwise tear down a
+// running sandbox's bridge, or route a subnet the machine already has.
+// Leftovers of this very sandbox (its namespaces exist) are not in the
+// way: Create replaces them.
+func (n Net) CheckFree(ctx context.Context) error {
+	ours := false
+	for _, s := range n.Sites {
+		if _, err := os.Stat("/run/netns/" + s.NS); err == nil {
+			ours = true
+		}
+	}
+	if ports, _ := os.ReadDir("/sys/class/net/" + n.Bridge + "/brif"); len(ports) > 0 && !ours {
+		return fmt.Errorf("bridge %s (subnet %s/24) is in use by another sandbox: give this one another --base-port", n.Bridge, n.subnet())
+	}
+	out, err := exec.CommandContext(ctx, "ip", "-o", "-4", "addr", "show", "to", n.subnet()+"/24").Output()
+	if err != nil {
+		return fmt.Errorf("ip addr show: %w", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.TrimSuffix(f[1], ":") != n.Bridge {
+			return fmt.Errorf("subnet %s/24 overlaps an address of interface %s on this machine: give the sandbox another --base-port", n.subnet(), f[1])
+		}
+	}
+	return nil
+}
+
+// subnet is the network address of the sandbox's /24.
+func (n Net) subnet() string { return strings.TrimSuffix(n.Host, ".1") + ".0" }
+
 // Destroy removes the namespaces (and with them the veth pairs and the
 // iptables rules inside) and the bridge. Missing pieces are not errors.
 func (n Net) Destroy(ctx context.Context) error {
@@ -149,6 +182,13 @@ func deleteLink(ctx context.Context, name string) error {
 
 func linkExists(name string) bool {
 	_, err := os.Stat("/sys/class/net/" + name)
+	return err == nil
+}
+
+// Up reports whether the network exists (the sandbox runs, or ran since
+// the machine started).
+func (n Net) Up() bool {
+	_, err := os.Stat("/run/netns/" + n.Sites[0].NS)
 	return err == nil
 }
 
@@ -296,16 +336,20 @@ func (n Net) Traffic(ctx context.Context) ([]Flow, error) {
 
 // DialRTT measures a round trip from inside the site to addr: the time a
 // TCP connect takes (SYN out, SYN-ACK back), which crosses whatever
-// delay the links between sites carry.
+// delay the links between sites carry. A refused connection (nothing
+// listening) still measures the link.
 func (s Site) DialRTT(ctx context.Context, addr string) (time.Duration, error) {
 	var took time.Duration
 	err := s.do(func() error {
 		start := time.Now()
 		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		took = time.Since(start)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil // the refusal crossed the link too: a round trip
+		}
 		if err != nil {
 			return err
 		}
-		took = time.Since(start)
 		return c.Close()
 	})
 	return took, err

@@ -285,7 +285,13 @@ type Report struct {
 	// Warnings name what is wrong with the layout; Advice what to do.
 	Warnings []string
 	Advice   []string
+	// RTTs are the round trips measured on a running cluster (see
+	// Measured), if any.
+	RTTs []RTT `json:",omitempty"`
 }
+
+// wanAdvice opens the advice to use galera.WANProfile.
+const wanAdvice = "between sites over a WAN, use the WAN profile (evs.suspect_timeout=PT30S, inactive/install PT1M, keepalive PT3S, send windows 512, gcs.fc_limit=128; galeon sandbox up --wan): a latency spike then never evicts a node"
 
 // Plan predicts every single failure of l (each member, each site with
 // more than one site, each link between two sites) and reviews the layout.
@@ -319,7 +325,7 @@ func (r *Report) review() {
 		r.Warnings = append(r.Warnings, "every member is in one site: losing it stops the cluster")
 	}
 	if len(l.Sites) > 1 {
-		r.Advice = append(r.Advice, "between sites over a WAN, use the WAN profile (evs.suspect_timeout=PT30S, inactive/install PT1M, keepalive PT3S, send windows 512, gcs.fc_limit=128; galeon sandbox up --wan): a latency spike then never evicts a node")
+		r.Advice = append(r.Advice, wanAdvice+" if the sites are more than a few milliseconds apart (measure: galeon plan --name SANDBOX or --discovery)")
 	}
 	if len(l.Sites) == 2 {
 		r.Warnings = append(r.Warnings, "two sites: the side that keeps quorum after a link cut or a site loss is decided by weight alone, and with equal weight neither does")
@@ -402,4 +408,55 @@ func (Layout) names(ms []Member) []string {
 		out[i] = m.Name
 	}
 	return out
+}
+
+// ParseLayoutText reads a layout file: the --dc notation spread over
+// lines (one or more SITE:N, SITE:garbd or SITE:N+garbd per line,
+// comma-separated), "weight MEMBER=N" lines for pc.weight, and comments
+// from '#'. Errors name the line.
+//
+//	# two data sites and a tie-breaker
+//	dc1:2
+//	dc2:2
+//	dc3:garbd
+//	weight dc1-1=2
+func ParseLayoutText(text string) (Layout, error) {
+	var sites []string
+	type weight struct {
+		line   int
+		member string
+		w      int
+	}
+	var weights []weight
+	for i, line := range strings.Split(text, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+			continue
+		case strings.HasPrefix(line, "weight "):
+			name, v, ok := strings.Cut(strings.TrimPrefix(line, "weight "), "=")
+			w, err := strconv.Atoi(strings.TrimSpace(v))
+			if !ok || err != nil {
+				return Layout{}, fmt.Errorf("line %d: %q: want weight MEMBER=N", i+1, line)
+			}
+			weights = append(weights, weight{i + 1, strings.TrimSpace(name), w})
+		default:
+			for _, part := range strings.Split(line, ",") {
+				if part = strings.TrimSpace(part); part != "" {
+					sites = append(sites, strings.ReplaceAll(part, " ", ""))
+				}
+			}
+		}
+	}
+	l, err := ParseLayout(strings.Join(sites, ","))
+	if err != nil {
+		return Layout{}, err
+	}
+	for _, w := range weights {
+		if err := l.SetWeight(w.member, w.w); err != nil {
+			return Layout{}, fmt.Errorf("line %d: %w", w.line, err)
+		}
+	}
+	return l, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // outcome renders a prediction compactly: "writes: dc1-1,dc1-2,dc3-garbd* | dc2-1,dc2-2"
@@ -148,5 +149,53 @@ func TestNewLayoutMatchesTheNotation(t *testing.T) {
 	}
 	if _, err := NewLayout([]Member{{Name: "a"}}); err == nil {
 		t.Error("a member without a site was accepted")
+	}
+}
+
+// TestMeasuredRoundTrips: measured links decide the WAN advice (and
+// replace the general one), and a link that cannot be measured is
+// reported.
+func TestMeasuredRoundTrips(t *testing.T) {
+	l, err := ParseLayout("dc1:2,dc2:2,dc3:garbd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := Plan(l)
+	near.Measured([]RTT{{From: "dc1", To: "dc2", RTT: 800 * time.Microsecond}, {From: "dc1", To: "dc3", RTT: time.Millisecond}})
+	all := strings.Join(near.Advice, "\n")
+	if strings.Contains(all, wanAdvice) || !strings.Contains(all, "LAN failure detection") {
+		t.Errorf("sites 1 ms apart: advice %q", all)
+	}
+	far := Plan(l)
+	far.Measured([]RTT{{From: "dc1", To: "dc2", RTT: 30 * time.Millisecond}, {From: "dc2", To: "dc3", Err: "i/o timeout"}})
+	all = strings.Join(far.Advice, "\n")
+	if strings.Count(all, wanAdvice) != 1 || !strings.Contains(all, "at least 30 ms") {
+		t.Errorf("sites 30 ms apart: advice %q", all)
+	}
+	if !strings.Contains(strings.Join(far.Warnings, "\n"), "link dc2-dc3 is down now") {
+		t.Errorf("a failed measurement is not reported: %v", far.Warnings)
+	}
+}
+
+// TestLayoutFile: the file form reads like --dc with weights and
+// comments, and its errors name the line.
+func TestLayoutFile(t *testing.T) {
+	l, err := ParseLayoutText("# prod\ndc1: 2   # main\ndc2:2, dc3:garbd\n\nweight dc1-1 = 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Sites) != 3 || len(l.Members) != 5 || l.Members[0].Weight != 2 || l.Members[1].Weight != 1 {
+		t.Fatalf("layout %+v", l)
+	}
+	for text, want := range map[string]string{
+		"dc1:2\nweight dc9-1=2": "line 2: no member dc9-1",
+		"dc1:2\nweight dc1-1":   "line 2",
+		"dc1:0":                 "at least one node",
+		"# nothing":             "empty layout",
+		"dc1:2\ndc1:1":          "listed twice",
+	} {
+		if _, err := ParseLayoutText(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", text, err, want)
+		}
 	}
 }

@@ -50,6 +50,8 @@ type Node struct {
 	Site    string `json:"site,omitempty"`
 	Host    string `json:"host,omitempty"`
 	Segment int    `json:"segment,omitempty"`
+	// Weight is pc.weight when a layout gives one other than Galera's 1.
+	Weight *int `json:"weight,omitempty"`
 }
 
 // Credentials are generated when the sandbox is created and stored, mode

@@ -99,6 +99,9 @@ func (s *State) myCnf(n Node) string {
 	if n.Site != "" {
 		provider["gmcast.segment"] = strconv.Itoa(n.Segment)
 	}
+	if n.Weight != nil {
+		provider["pc.weight"] = strconv.Itoa(*n.Weight)
+	}
 	opts := make([]string, 0, len(provider))
 	for _, k := range sortedKeys(provider) {
 		opts = append(opts, k+"="+provider[k])

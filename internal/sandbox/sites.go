@@ -34,6 +34,7 @@ type Arbitrator struct {
 	Host    string `json:"host"`
 	Port    int    `json:"port"`
 	Segment int    `json:"segment"`
+	Weight  *int   `json:"weight,omitempty"` // pc.weight, if not Galera's 1
 }
 
 // offsetArbitrator places arbitrator i's group port at base+190+i, above
@@ -53,10 +54,10 @@ func (n Node) host() string {
 func (a Arbitrator) addr() string { return a.Host + ":" + strconv.Itoa(a.Port) }
 
 // planSites lays out the nodes and arbitrators of spec (quorum's --dc
-// notation) for a new sandbox, and its network; oneSegment puts every
-// member in segment 0.
+// notation, or a layout file's text) for a new sandbox, and its network;
+// oneSegment puts every member in segment 0.
 func (s *State) planSites(spec string, oneSegment bool) error {
-	l, err := quorum.ParseLayout(spec)
+	l, err := quorum.ParseLayoutText(spec)
 	if err != nil {
 		return fmt.Errorf("--dc: %w", err)
 	}
@@ -77,15 +78,24 @@ func (s *State) planSites(spec string, oneSegment bool) error {
 		if m.Arbitrator {
 			arb++
 			s.Arbitrators = append(s.Arbitrators, Arbitrator{Name: m.Name, Site: m.Site, Host: site.IP,
-				Port: s.BasePort + offsetArbitrator + arb, Segment: m.Segment})
+				Port: s.BasePort + offsetArbitrator + arb, Segment: m.Segment, Weight: weightOption(m.Weight)})
 			continue
 		}
 		idx++
 		n := newNode(s.BasePort, idx)
-		n.Name, n.Site, n.Host, n.Segment = m.Name, m.Site, site.IP, m.Segment
+		n.Name, n.Site, n.Host, n.Segment, n.Weight = m.Name, m.Site, site.IP, m.Segment, weightOption(m.Weight)
 		s.Nodes = append(s.Nodes, n)
 	}
 	return nil
+}
+
+// weightOption is the pc.weight to write for a layout's weight: none
+// for Galera's default of 1.
+func weightOption(w int) *int {
+	if w == 1 {
+		return nil
+	}
+	return &w
 }
 
 // SiteOf returns the namespace of a node's site (ok false: no site).
@@ -112,7 +122,7 @@ func (sb *Sandbox) ensureNet(ctx context.Context) error {
 	if sb.Net == nil {
 		return nil
 	}
-	if _, err := os.Stat("/run/netns/" + sb.Net.Sites[0].NS); err == nil {
+	if sb.Net.Up() {
 		return nil
 	}
 	return sb.Net.Create(ctx)
@@ -163,6 +173,9 @@ func (sb *Sandbox) startArbitrator(a Arbitrator) error {
 	}
 	provider["gmcast.listen_addr"] = "tcp://" + a.addr()
 	provider["gmcast.segment"] = strconv.Itoa(a.Segment)
+	if a.Weight != nil {
+		provider["pc.weight"] = strconv.Itoa(*a.Weight)
+	}
 	opts := make([]string, 0, len(provider))
 	for _, k := range sortedKeys(provider) {
 		opts = append(opts, k+"="+provider[k])

@@ -82,7 +82,7 @@ func Compute(prev *Sample, cur Sample) Row {
 	r.CertIndexSize = cur.int("wsrep_cert_index_size")
 	r.ApplyEfficiency = 100 * cur.float("wsrep_apply_oooe")
 	r.Segment = cur.int("wsrep_gmcast_segment")
-	r.ReplLatencyAvg, r.ReplLatencyMax = replLatency(cur.Vars["wsrep_evs_repl_latency"])
+	r.ReplLatencyAvg, r.ReplLatencyMax = ReplLatency(cur.Vars["wsrep_evs_repl_latency"])
 	r.Delayed = cur.Vars["wsrep_evs_delayed"]
 	if prev == nil || prev.Err != nil {
 		return r
@@ -110,9 +110,9 @@ func Compute(prev *Sample, cur Sample) Row {
 	return r
 }
 
-// replLatency reads wsrep_evs_repl_latency, "min/avg/max/stddev/samples"
+// ReplLatency reads wsrep_evs_repl_latency, "min/avg/max/stddev/samples"
 // in seconds; no samples read as zero.
-func replLatency(v string) (avg, maxLat float64) {
+func ReplLatency(v string) (avg, maxLat float64) {
 	f := strings.Split(v, "/")
 	if len(f) != 5 {
 		return 0, 0

@@ -67,3 +67,34 @@ func TestDownNodeAndShortState(t *testing.T) {
 		}
 	}
 }
+
+// TestSitesGroupNodes: rows group by site (by segment when the site is
+// unknown), with the group latency and delayed members of each; one
+// group is no grouping.
+func TestSitesGroupNodes(t *testing.T) {
+	at := time.Now()
+	mk := func(node, site, seg, lat, delayed string) Row {
+		return Compute(nil, Sample{Node: node, Time: at, Vars: map[string]string{
+			"wsrep_cluster_status": "Primary", "wsrep_gmcast_segment": seg,
+			"wsrep_evs_repl_latency": lat, "wsrep_evs_delayed": delayed}})
+	}
+	rows := []Row{
+		mk("a1", "", "0", "0.001/0.031/0.040/0.002/10", ""),
+		mk("b1", "", "1", "0.001/0.029/0.035/0.002/10", "a1:tcp://10.0.0.1:4567:1"),
+		mk("a2", "", "0", "0/0/0/0/0", ""),
+	}
+	rows[2].Up, rows[2].ClusterStatus = false, ""
+	sites := Sites(rows)
+	if len(sites) != 2 || sites[0].Name != "segment 0" || len(sites[0].Rows) != 2 || sites[0].Primary != 1 || sites[0].ReplLatencyMax != 0.031 {
+		t.Fatalf("sites %+v", sites)
+	}
+	if len(sites[1].Delayed) != 1 || !strings.Contains(sites[1].Line(), "delayed: a1") {
+		t.Errorf("segment 1: %s", sites[1].Line())
+	}
+	for i := range rows {
+		rows[i].Site = "dc1"
+	}
+	if Sites(rows) != nil {
+		t.Error("one site: grouped anyway")
+	}
+}

@@ -250,6 +250,8 @@ func readsGoTo(t *testing.T, db *sql.DB, what string, want []string) time.Durati
 // checks the cluster is whole again.
 func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []scenario) {
 	sb := sandboxtest.New(t, sandbox.Options{Sites: spec})
+	text := spec
+	spec = oneLine(spec) // for the log
 	var proxy *sql.DB
 	var gp *galeonproxy.Proxy
 	home := sb.Nodes[0].Site
@@ -270,7 +272,7 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 			proxy, gp = siteProxy(t, sb, home)
 		}
 	}
-	l, err := quorum.ParseLayout(spec)
+	l, err := quorum.ParseLayoutText(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,6 +355,19 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 	}
 }
 
+// oneLine shows a layout file's text on one line: its lines joined with
+// "; ", comments dropped.
+func oneLine(text string) string {
+	var parts []string
+	for _, line := range strings.Split(text, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // TestTwoSitesAndAnArbitrator is the layout Galera's documentation
 // recommends: losing a whole site, or the link between the two data
 // sites, leaves a Primary component.
@@ -404,8 +419,11 @@ func TestMoreLayoutsMatchThePlan(t *testing.T) {
 		{"dc1:3,dc2:2", quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, []string{"dc1", "dc2"}},
 		{"dc1:1,dc2:1,dc3:1", quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, []string{"dc1"}},
 		{"dc1:2,dc2:2,dc3:1", quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, []string{"dc1", "dc2"}},
+		// Weighted quorum, from a layout file: two equal sites, but dc1-1
+		// votes twice, so dc1 keeps 3 of 5 votes when the link fails.
+		{"# two sites, dc1 decides\ndc1:2\ndc2:2\nweight dc1-1=2\n", quorum.Failure{Kind: quorum.LinkCut, A: "dc1", B: "dc2"}, []string{"dc1", "dc2"}},
 	} {
-		t.Run(tc.spec, func(t *testing.T) {
+		t.Run(oneLine(tc.spec), func(t *testing.T) {
 			checkPlan(t, tc.spec, func(sb *sandbox.Sandbox) []scenario {
 				return []scenario{{tc.f, func(ctx context.Context) error { return sb.Partition(ctx, tc.cut[0], tc.cut[1:]...) }, nil, nil, false}}
 			})
@@ -434,6 +452,20 @@ func TestSandboxLeavesNoNetworkBehind(t *testing.T) {
 	}
 	sb := sandboxtest.New(t, sandbox.Options{Sites: "dc1:1,dc2:1,dc3:garbd"})
 	ns, bridge := sb.Net.Sites[0].NS, sb.Net.Bridge
+	// A second sandbox whose subnet would be the first one's is refused
+	// before anything is made, and the first keeps its network.
+	clash := sb.BasePort + 20000
+	if clash > 60000 {
+		clash = sb.BasePort - 20000
+	}
+	_, err := sandbox.Up(context.Background(), sandbox.Options{Name: "clash", Dir: "/var/tmp/galeon-test/clash", Sites: "dc1:1,dc2:1", BasePort: clash})
+	if err == nil || !strings.Contains(err.Error(), "in use by another sandbox") {
+		t.Errorf("a sandbox on the same subnet: %v, want a refusal naming the clash", err)
+	}
+	if err := exec.Command("ip", "link", "show", bridge).Run(); err != nil {
+		t.Fatalf("the refused sandbox took down the first one's bridge %s", bridge)
+	}
+	waitView(t, sb, "the first sandbox after the refused one", allPrimary(sb, 3), 30*time.Second)
 	if err := sb.Destroy(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,66 @@
+package quorum
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RTT is one measured round trip: between sites From and To, or, when
+// To is "", from From to the farthest member (Galera's own replication
+// latency as the nodes of From report it). Err says the measurement
+// failed (a cut link).
+type RTT struct {
+	From, To string
+	RTT      time.Duration
+	Err      string
+}
+
+func (m RTT) String() string {
+	if m.To == "" {
+		return "replication latency in " + m.From
+	}
+	return m.From + "-" + m.To
+}
+
+// WANThreshold is the round trip above which links between sites are
+// treated as a WAN: LAN failure detection (a node suspected after 5 s,
+// 2 s in the sandbox) then evicts nodes on every spike of a second or
+// two, which such links have.
+const WANThreshold = 5 * time.Millisecond
+
+// Measured adds what the round trips between sites say to the report:
+// whether the WAN profile is needed, what every commit will wait, and
+// which links are down. It replaces the general WAN advice Plan gives
+// before anything is measured.
+func (r *Report) Measured(rtts []RTT) {
+	if len(rtts) == 0 {
+		return
+	}
+	r.RTTs = rtts
+	r.Advice = slices.DeleteFunc(r.Advice, func(s string) bool { return strings.HasPrefix(s, wanAdvice) })
+	var worst RTT
+	var parts []string
+	for _, m := range rtts {
+		if m.Err != "" {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("link %s is down now (%s)", m, m.Err))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f ms", m, float64(m.RTT.Microseconds())/1000))
+		if m.RTT > worst.RTT {
+			worst = m
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	ms := float64(worst.RTT.Microseconds()) / 1000
+	if worst.RTT >= WANThreshold {
+		r.Advice = append(r.Advice, fmt.Sprintf("%s; measured %s: every commit waits at least %.0f ms (one round trip to the farthest site)",
+			wanAdvice, strings.Join(parts, ", "), ms))
+		return
+	}
+	r.Advice = append(r.Advice, fmt.Sprintf("measured %s: the sites are close (under %s), so LAN failure detection (evs.suspect_timeout PT5S) fits; the WAN profile would only make a lost site slower to exclude",
+		strings.Join(parts, ", "), WANThreshold))
+}
