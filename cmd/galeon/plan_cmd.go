@@ -27,6 +27,7 @@ func runPlan(ctx context.Context, args []string) error {
 	disc := fs.String("discovery", "", "plan the running cluster whose agents register in this etcd (etcd://host:port,...)")
 	cluster := fs.String("cluster", "galeon", "cluster name in etcd (--discovery)")
 	arbs := fs.String("arbitrator", "", "sites of the cluster's members that have no agent (garbd), comma-separated (--discovery)")
+	sample := fs.Duration("sample", 5*time.Second, "how long to watch the commit rate (--discovery)")
 	weights := fs.String("weight", "", "pc.weight of members: dc1-1=2,dc3-garbd=1 (default 1)")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	if _, err := parseInterleaved(fs, args); err != nil {
@@ -35,6 +36,7 @@ func runPlan(ctx context.Context, args []string) error {
 	var l quorum.Layout
 	var rtts []quorum.RTT
 	var err error
+	horizon := func(*quorum.Report) {}
 	switch {
 	case *name != "" && *dc == "" && *disc == "" && *layoutFile == "":
 		if l, rtts, err = sandboxLayout(ctx, *name); err != nil {
@@ -71,6 +73,19 @@ func runPlan(ctx context.Context, args []string) error {
 		if l, rtts, err = clusterLayout(facts, sites); err != nil {
 			return fmt.Errorf("cluster %q: %w", *cluster, err)
 		}
+		// Two readings of the commit counters, some seconds apart, give
+		// the commit rate and so how long each gcache covers.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(*sample):
+		}
+		rctx, cancel = context.WithTimeout(ctx, 3*time.Second)
+		later, err := store.Nodes(rctx)
+		cancel()
+		if err == nil {
+			horizon = func(r *quorum.Report) { r.Horizon(gcacheHorizon(facts, later, *sample)) }
+		}
 	default:
 		return errors.New("give one layout: --dc dc1:2,dc2:2,dc3:garbd, --layout FILE, a sandbox as --name NAME, or a running cluster as --discovery etcd://HOST:PORT --cluster NAME")
 	}
@@ -88,6 +103,7 @@ func runPlan(ctx context.Context, args []string) error {
 	}
 	r := quorum.Plan(l)
 	r.Measured(rtts)
+	horizon(&r)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -257,4 +273,33 @@ func clusterLayout(facts []discovery.NodeFacts, arbitrators []string) (quorum.La
 		}
 	}
 	return l, rtts, nil
+}
+
+// gcacheHorizon finds the node whose gcache covers the least time at the
+// commit rate seen between two readings of the agents' facts: its
+// write-sets held (last committed - cached down to) over commits per
+// second.
+func gcacheHorizon(before, after []discovery.NodeFacts, dt time.Duration) (node string, horizon time.Duration, rate float64) {
+	first := map[string]int64{}
+	for _, f := range before {
+		first[f.Name] = f.LastCommitted
+	}
+	for _, f := range after {
+		if c, ok := first[f.Name]; ok && f.LastCommitted > c {
+			rate = max(rate, float64(f.LastCommitted-c)/dt.Seconds())
+		}
+	}
+	if rate == 0 {
+		return "", 0, 0
+	}
+	for _, f := range after {
+		if f.CachedDownto <= 0 || f.LastCommitted < f.CachedDownto {
+			continue
+		}
+		h := time.Duration(float64(f.LastCommitted-f.CachedDownto) / rate * float64(time.Second))
+		if node == "" || h < horizon {
+			node, horizon = f.Name, h
+		}
+	}
+	return node, horizon, rate
 }

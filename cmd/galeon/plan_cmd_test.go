@@ -55,3 +55,21 @@ func TestClusterLayoutFromAgents(t *testing.T) {
 		t.Errorf("no registrations: %v", err)
 	}
 }
+
+// TestGcacheHorizon: the node whose gcache holds the fewest write-sets,
+// at the commit rate between two readings, bounds how long a site may be
+// away and rejoin by IST.
+func TestGcacheHorizon(t *testing.T) {
+	before := []discovery.NodeFacts{{Name: "a", LastCommitted: 1000}, {Name: "b", LastCommitted: 1000}}
+	after := []discovery.NodeFacts{
+		{Name: "a", LastCommitted: 1500, CachedDownto: 1},    // 1499 write-sets
+		{Name: "b", LastCommitted: 1500, CachedDownto: 1001}, // 499
+	}
+	node, h, rate := gcacheHorizon(before, after, 5*time.Second)
+	if node != "b" || rate != 100 || h != 4990*time.Millisecond {
+		t.Fatalf("horizon %s %s at %.0f/s, want b 4.99s at 100/s", node, h, rate)
+	}
+	if _, _, rate := gcacheHorizon(before, before, 5*time.Second); rate != 0 {
+		t.Errorf("no commits: rate %.1f", rate)
+	}
+}

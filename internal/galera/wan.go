@@ -17,6 +17,12 @@ package galera
 //   - gcs.fc_limit 128, gcs.fc_factor 0.8: flow control that does not
 //     pause the cluster for every queue a round trip builds up;
 //   - gmcast.peer_timeout PT15S: slower links get time to connect.
+//
+// gcache.size is not in the profile because it depends on the load: a
+// site that comes back rejoins by IST only while a donor's gcache still
+// holds what it missed, so it must hold write bytes per second times the
+// longest site outage to ride out. `galeon plan --discovery` measures how
+// long the cluster's gcaches cover at its current commit rate.
 func WANProfile() map[string]string {
 	return map[string]string{
 		"evs.keepalive_period": "PT3S",

@@ -64,3 +64,17 @@ func (r *Report) Measured(rtts []RTT) {
 	r.Advice = append(r.Advice, fmt.Sprintf("measured %s: the sites are close (under %s), so LAN failure detection (evs.suspect_timeout PT5S) fits; the WAN profile would only make a lost site slower to exclude",
 		strings.Join(parts, ", "), WANThreshold))
 }
+
+// Horizon adds what the cluster's gcaches mean for a site that goes
+// away: a node rejoins by IST (only the write-sets it missed) while its
+// donor's gcache still holds them, and by SST (a full copy, across the
+// WAN) after. horizon is how long the smallest gcache covers at the
+// measured commit rate (node names it); rate 0 means no writes were seen.
+func (r *Report) Horizon(node string, horizon time.Duration, rate float64) {
+	if rate <= 0 || node == "" {
+		r.Advice = append(r.Advice, "no commits (or no gcache bounds) while measuring: how long a site can be away and still rejoin by IST (gcache.size) is unknown; run galeon plan under normal load")
+		return
+	}
+	r.Advice = append(r.Advice, fmt.Sprintf("at %.1f commits/s, the smallest gcache (%s) holds %s of writes: a site away longer rejoins by SST, a full copy across the WAN; size gcache.size for the longest site outage to ride out (gcache grows with write bytes per second × that outage)",
+		rate, node, horizon.Round(time.Second)))
+}
