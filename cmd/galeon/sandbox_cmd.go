@@ -14,6 +14,7 @@ import (
 	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/netdelay"
 	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/topology"
 )
 
 const sandboxUsage = `usage: galeon sandbox ACTION [flags]
@@ -99,7 +100,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	wanRTT := fs.Duration("wan-rtt", 0, "round trip between every two sites (up)")
 	oneSegment := fs.Bool("one-segment", false, "every site in gmcast.segment 0, as without segments (up)")
 	rtt := fs.Duration("rtt", -1, "round trip between every two sites (latency)")
-	siteFlag := fs.String("site", "", "the site whose outgoing packets are delayed (latency); the proxy's home site (proxy-config)")
+	siteFlag := fs.String("site", "", "the site whose outgoing packets are delayed (latency); the proxy's home site, or auto (proxy-config)")
 	staleReads := fs.Bool("stale-reads", false, "let the proxy read from nodes outside the Primary component when nothing else serves (proxy-config)")
 	delay := fs.Duration("delay", -1, "one-way delay of the packets leaving --site (latency)")
 	queue := fs.Int("queue", 0, "NFQUEUE number (netdelay, run by the sandbox)")
@@ -204,7 +205,7 @@ func runSandbox(ctx context.Context, args []string) error {
 		printEnv(sb)
 		return nil
 	case "proxy-config":
-		if *siteFlag != "" {
+		if *siteFlag != "" && *siteFlag != topology.AutoSite {
 			if _, ok := sb.SiteOf(*siteFlag); !ok {
 				return fmt.Errorf("--site %s: sandbox %q has no such site", *siteFlag, sb.Name)
 			}

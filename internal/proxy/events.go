@@ -36,6 +36,7 @@ const (
 	EventController   = "controller"  // this proxy became, or stopped being, the controller
 	EventConfig       = "config"      // a shared configuration change was applied
 	EventRecovery     = "recovery"    // the controller recovering a cluster that lost every node
+	EventHomeSite     = "home_site"   // proxy.site = auto found the site the proxy runs in
 )
 
 // maxEvents bounds the event log: a flapping node must not grow memory.

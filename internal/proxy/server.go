@@ -112,7 +112,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 	}
 	p.pools.Store(&pools)
 	p.view = topology.NewView(servers)
-	if cfg.Proxy.Site != "" {
+	if cfg.Proxy.Site != "" && cfg.Proxy.Site != topology.AutoSite {
 		p.view.SetHomeSite(cfg.Proxy.Site)
 	}
 	p.events.log, p.events.epoch = log, func() uint64 { return p.view.Load().Epoch }
@@ -268,6 +268,13 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	p.greetBy = time.Now().Add(p.cfg.Pool.ConnectTimeout.D())
+	if p.cfg.Proxy.Site == topology.AutoSite {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.learnHomeSite(ctx)
+		}()
+	}
 	p.wg.Add(2)
 	go func() {
 		defer p.wg.Done()

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriterIsHighestWeightThenName(t *testing.T) {
@@ -330,5 +331,32 @@ func TestStaleReadsOnlyWhenNothingFresherServes(t *testing.T) {
 	v.SetHealth("c1", true, "")
 	if got, _ := v.Load().PickReader(); got.Name != "c1" || v.Load().StaleReads {
 		t.Fatalf("c1 back: read from %q (stale %v), want c1", got.Name, v.Load().StaleReads)
+	}
+}
+
+// TestNearestSite: a proxy learns its site only where one site is
+// clearly nearer than the others.
+func TestNearestSite(t *testing.T) {
+	ms := func(v ...float64) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x*float64(time.Millisecond)))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		lat  map[string][]time.Duration
+		want string
+		ok   bool
+	}{
+		{map[string][]time.Duration{"dc1": ms(0.3, 0.4, 9), "dc2": ms(31, 32), "dc3": ms(30)}, "dc1", true},
+		{map[string][]time.Duration{"dc1": ms(0.3, 0.4), "dc2": ms(0.5, 0.4)}, "", false}, // beside both
+		{map[string][]time.Duration{"dc2": ms(2)}, "dc2", true},
+		{map[string][]time.Duration{"": ms(0.1), "dc1": nil}, "", false},
+	} {
+		got, ok := NearestSite(tc.lat)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("NearestSite(%v) = %q %v, want %q %v", tc.lat, got, ok, tc.want, tc.ok)
+		}
 	}
 }

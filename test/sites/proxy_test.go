@@ -138,6 +138,8 @@ func TestProxiesInSites(t *testing.T) {
 	anywhere := siteProxyProcess(t, sb, "dc1", base+10, "", false)
 	home2 := siteProxyProcess(t, sb, "dc2", base+20, "dc2", false)
 	stale2 := siteProxyProcess(t, sb, "dc2", base+30, "dc2", true)
+	// A proxy that learns where it runs: proxy.site = "auto".
+	auto2 := siteProxyProcess(t, sb, "dc2", base+40, "auto", false)
 	if err := sb.SetDelay(context.Background(), "", rtt/2); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +191,13 @@ func TestProxiesInSites(t *testing.T) {
 	if got := reads("reads through the dc2 proxy", home2, 50); len(got["dc2"]) != 50 {
 		t.Fatalf("a proxy at home in dc2 read outside dc2: %d of 50 in dc2", len(got["dc2"]))
 	}
+	// It may have learnt before the delay went in (nodes in its own
+	// namespace answer faster even then), or after.
+	testkit.WaitFor(t, 30*time.Second, "the auto proxy in dc2 reading only in dc2", func() bool {
+		got := reads("reads through the auto proxy", auto2, 50)
+		return len(got["dc2"]) == 50
+	})
+	t.Logf("FIGURE proxy.site = auto in dc2: 50 of 50 reads in dc2")
 
 	// Cut dc2 off. What the planner predicts for the nodes holds first;
 	// the proxies in dc2 then see dc2 non-Primary and dc1 unreachable.
