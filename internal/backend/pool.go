@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/memtrim"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 )
 
@@ -313,6 +314,7 @@ func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
 		return 0
 	}
 	c.lastUsed = time.Now()
+	memtrim.Dropped(c.ReleaseLargeBuffers()) // a large result grew them; idle now
 	p.mu.Lock()
 	c.gen++
 	gen = c.gen
@@ -399,6 +401,7 @@ func (p *Pool) FenceWriters() int {
 
 func (p *Pool) discard(c *Conn) {
 	c.Close()
+	memtrim.Dropped(c.ReleaseLargeBuffers())
 	p.release()
 }
 

@@ -65,6 +65,31 @@ func NewCompressor(r io.Reader, w io.Writer, maxPacketSize int) *Compressor {
 	return &Compressor{r: r, w: w, max: maxPacketSize}
 }
 
+// releaseLarge drops the packet buffers grown past 1 MiB (read and
+// written), unless
+// decompressed bytes are still waiting to be read; it returns how many
+// bytes it let go.
+func (c *Compressor) releaseLarge() int {
+	if len(c.in) > 0 {
+		return 0
+	}
+	n := 0
+	if cap(c.raw) > retainBufferLimit {
+		n += cap(c.raw)
+		c.raw = nil
+	}
+	if c.dec.Cap() > retainBufferLimit {
+		n += c.dec.Cap()
+		c.dec = bytes.Buffer{}
+	}
+	if c.out.Cap() > retainBufferLimit {
+		n += c.out.Cap()
+		c.out = bytes.Buffer{}
+	}
+	c.in = nil
+	return n
+}
+
 // ResetSeq starts a command: the next compressed packet carries id 0.
 func (c *Compressor) ResetSeq() { c.seq = 0 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -121,5 +122,41 @@ func TestConnCompressedSequence(t *testing.T) {
 		if _, err := cli.ReadPacket(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCompressedConnReleasesLargeBuffers: after a large compressed
+// packet, a Conn lets go of the reader's and the compressor's buffers,
+// and reads on normally.
+func TestCompressedConnReleasesLargeBuffers(t *testing.T) {
+	var wire bytes.Buffer
+	w := NewCompressor(nil, &wire, 0)
+	bw := bufio.NewWriter(w)
+	pw := NewPacketWriter(bw)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 256<<10) // 4 MiB
+	for _, p := range [][]byte{big, []byte("after")} {
+		pw.ResetSeq()
+		if err := pw.WritePacket(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewConn(bufio.NewReader(&wire), bufio.NewWriter(io.Discard), 64<<20)
+	c.StartCompression(io.Discard)
+	got, err := c.ReadPacket()
+	if err != nil || len(got) != len(big) {
+		t.Fatalf("%d bytes, %v", len(got), err)
+	}
+	if n := c.ReleaseLargeBuffers(); n < 2*len(big) {
+		t.Errorf("released %d bytes after a %d-byte packet, want the reader's and the inflated buffer", n, len(big))
+	}
+	c.ResetSeq()
+	if got, err := c.ReadPacket(); err != nil || string(got) != "after" {
+		t.Fatalf("after release: %q %v", got, err)
+	}
+	if n := c.ReleaseLargeBuffers(); n != 0 {
+		t.Errorf("released %d bytes after a small packet", n)
 	}
 }

@@ -64,3 +64,15 @@ func (c *Conn) StartCompression(dst io.Writer) *Compressor {
 	c.PacketReader.lenientSeq = true
 	return c.comp
 }
+
+// ReleaseLargeBuffers drops the buffers of c that one large packet grew
+// past 1 MiB (the packet reader's, and in compressed mode the inflated
+// and compressed packet buffers), and returns how many bytes it let go.
+// Call it between commands, when nothing read is still in use.
+func (c *Conn) ReleaseLargeBuffers() int {
+	n := c.PacketReader.ReleaseLargeBuffer()
+	if c.comp != nil {
+		n += c.comp.releaseLarge()
+	}
+	return n
+}

@@ -74,12 +74,15 @@ func (pr *PacketReader) SetSeq(n uint8) { *pr.seq = n }
 func (pr *PacketReader) ResetSeq() { *pr.seq = 0 }
 
 // ReleaseLargeBuffer drops the read buffer if it has grown past 1 MiB, so
-// one large BLOB does not pin megabytes to an idle connection. Call it when
-// a connection goes idle, not between packets of a response.
-func (pr *PacketReader) ReleaseLargeBuffer() {
-	if cap(pr.buf) > retainBufferLimit {
+// one large BLOB does not pin megabytes to an idle connection, and
+// returns how many bytes it let go. Call it when a connection goes idle,
+// not between packets of a response.
+func (pr *PacketReader) ReleaseLargeBuffer() int {
+	if n := cap(pr.buf); n > retainBufferLimit {
 		pr.buf = nil
+		return n
 	}
+	return 0
 }
 
 // ReadPacket reads one logical packet and returns its payload, joining the

@@ -254,16 +254,14 @@ func TestReleaseLargeBuffer(t *testing.T) {
 	if _, err := r.ReadPacket(); err != nil {
 		t.Fatal(err)
 	}
-	r.ReleaseLargeBuffer()
-	if r.buf != nil {
-		t.Fatal("large buffer kept")
+	if n := r.ReleaseLargeBuffer(); r.buf != nil || n < 2<<20 {
+		t.Fatalf("large buffer kept (released %d bytes)", n)
 	}
 	if p, err := r.ReadPacket(); err != nil || string(p) != "x" {
 		t.Fatalf("%q %v", p, err)
 	}
-	r.ReleaseLargeBuffer()
-	if r.buf == nil {
-		t.Fatal("small buffer dropped")
+	if n := r.ReleaseLargeBuffer(); r.buf == nil || n != 0 {
+		t.Fatalf("small buffer dropped (released %d bytes)", n)
 	}
 }
 

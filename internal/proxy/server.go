@@ -21,6 +21,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/memtrim"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/topology"
 )
@@ -268,6 +269,13 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	p.greetBy = time.Now().Add(p.cfg.Pool.ConnectTimeout.D())
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		memtrim.Run(ctx, 5*time.Second, func(n int64) {
+			p.log.Debug("returned memory to the system after large packets", "dropped_bytes", n)
+		})
+	}()
 	if p.cfg.Proxy.Site == topology.AutoSite {
 		p.wg.Add(1)
 		go func() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/memtrim"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 )
 
@@ -146,6 +147,7 @@ func (s *session) run() {
 		s.out = s.pc.StartCompression(s.nc)
 	}
 	defer func() { s.user.conns.Add(-1) }() // s.user may change (COM_CHANGE_USER)
+	defer func() { memtrim.Dropped(s.pc.ReleaseLargeBuffers()) }()
 	for {
 		s.pc.ResetSeq()
 		pkt, err := s.pc.ReadPacket()
@@ -165,6 +167,9 @@ func (s *session) run() {
 		if rerr := s.returnWriter(); err == nil {
 			err = rerr
 		}
+		// A large value grew this connection's buffers: let them go
+		// now that the command is done (package memtrim).
+		memtrim.Dropped(s.pc.ReleaseLargeBuffers())
 		if err == nil && s.stateLost != "" {
 			// The node dropped a connection holding this session's
 			// transaction or pinned state; the client has the node's
