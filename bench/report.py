@@ -36,6 +36,7 @@ WORKLOAD_ORDER = [
     "read_only_t64",
     "read_write_t16",
     "read_write_t16_ps",
+    "read_only_range1000_t8",
 ]
 
 # Goals (bench/README.md).
@@ -43,6 +44,12 @@ GOAL_QPS_VS_HAPROXY = 0.95
 GOAL_ADDED_P50_VS_HAPROXY = 1.1
 GOAL_KIB_PER_IDLE_CONN = 16.0
 GOAL_WORKLOADS = ["point_select_t8", "point_select_t64"]
+# Issue 10: on every workload, QPS at least HAProxy's and CPU per query at
+# most 1.1x; on the large-result workload, CPU per byte at most 1.2x.
+GOAL_QPS_EVERY = 1.0
+GOAL_CPU_PER_QUERY = 1.1
+GOAL_CPU_PER_BYTE = 1.2
+LARGE_RESULT_WORKLOADS = ["read_only_range1000_t8"]
 
 
 # ------------------------------------------------------------------ record
@@ -231,6 +238,8 @@ def aggregate(runs):
     a["qps_min"], a["qps_max"] = (min(qps), max(qps)) if qps else (None, None)
     per10k = [r["cpu_s"] / r["queries"] * 10000 for r in ok if r.get("cpu_s") is not None and r.get("queries")]
     a["cpu_per_10k"] = median(per10k)
+    sc = [r["syscalls"] / r["queries"] for r in ok if (r.get("syscalls") or -1) >= 0 and r.get("queries")]
+    a["syscalls_per_q"] = median(sc)
     rss = [r.get("rss_peak_kib") for r in ok if (r.get("rss_peak_kib") or -1) >= 0]
     a["rss_kib"] = max(rss) if rss else None
     a["view_changes"] = sum(r.get("cluster_view_changes") or 0 for r in ok if (r.get("cluster_view_changes") or 0) > 0)
@@ -301,12 +310,15 @@ def render(results_dir):
         s = []
         s.append("### %s — %s threads, --db-ps-mode=%s" % (first.get("test"), first.get("threads"), first.get("ps_mode")))
         s.append("")
-        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | proxy RSS peak | ignored errors |")
-        s.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+        if first.get("options"):
+            s.insert(-1, "sysbench options: `%s`" % first.get("options"))
+            s.insert(-1, "")
+        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | proxy syscalls / query | proxy RSS peak | ignored errors |")
+        s.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
         for t in TARGETS:
             a = aggs[wl][t]
             if a is None:
-                s.append("| %s | %s | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
+                s.append("| %s | %s | | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
                 continue
             qps = "%.0f" % a["qps"]
             if a["rounds"] > 1:
@@ -317,9 +329,10 @@ def render(results_dir):
                 name += " ⚠ Galera view change during the run"
             if a["retried"]:
                 name += " (re-run: the first attempt failed during a Galera view change)"
-            s.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            sysc = "–" if a.get("syscalls_per_q") is None else "%.2f" % a["syscalls_per_q"]
+            s.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 name, qps, fmt_ms(a["p50_ms"]), fmt_ms(a["p95_ms"]), fmt_ms(a["p99_ms"]),
-                cpu, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
+                cpu, sysc, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
         s.append("")
         d, h, g = (aggs[wl][t] for t in TARGETS)
         r = ratios(d, h, g)
@@ -355,6 +368,22 @@ def render(results_dir):
             label, GOAL_ADDED_P50_VS_HAPROXY,
             fmt_ratio(r["added"]) if r["added"] is not None else (r["added_note"] or "–"),
             verdict(r["added"], lambda v: v <= GOAL_ADDED_P50_VS_HAPROXY)))
+    for wl in workloads:
+        h, g = aggs[wl]["haproxy"], aggs[wl]["galeon"]
+        if not h or not g:
+            continue
+        q = g["qps"] / h["qps"] if h.get("qps") and g.get("qps") else None
+        c = (g["cpu_per_10k"] / h["cpu_per_10k"]
+             if h.get("cpu_per_10k") and g.get("cpu_per_10k") is not None else None)
+        w("| QPS galeon/HAProxy, %s | ≥ %.1f× | %s | %s |" % (
+            wl, GOAL_QPS_EVERY, fmt_ratio(q), verdict(q, lambda v: v >= GOAL_QPS_EVERY)))
+        w("| proxy CPU per query galeon/HAProxy, %s | ≤ %.1f× | %s | %s |" % (
+            wl, GOAL_CPU_PER_QUERY, fmt_ratio(c), verdict(c, lambda v: v <= GOAL_CPU_PER_QUERY)))
+        if wl in LARGE_RESULT_WORKLOADS:
+            # Both proxies relay the same result bytes per query, so the
+            # ratio per byte is the ratio per query.
+            w("| proxy CPU per byte relayed galeon/HAProxy, %s | ≤ %.1f× | %s | %s |" % (
+                wl, GOAL_CPU_PER_BYTE, fmt_ratio(c), verdict(c, lambda v: v <= GOAL_CPU_PER_BYTE)))
     gi = idle.get("galeon")
     kib = gi.get("kib_per_conn") if gi and gi.get("status", "ok") == "ok" and gi.get("opened") else None
     w("| RSS per idle client connection (galeon) | ≤ %g KiB | %s | %s |" % (
@@ -369,6 +398,31 @@ def render(results_dir):
     w("")
     for s in sections:
         out.extend(s)
+
+    lv = [r for r in recs if r.get("kind") == "largevalues"]
+    if lv:
+        w("## Large values (bench/cmd/largevalues)")
+        w("")
+        w("Values sent through the proxy and read back over 3 connections that then stay open and idle; "
+          "each proxy freshly started.")
+        w("")
+        w("| target | values | MiB/s | proxy CPU s | RSS before | RSS peak | RSS after idle | |")
+        w("|---|--:|--:|--:|--:|--:|--:|---|")
+        for r in lv:
+            d = r.get("json")
+            if isinstance(d, str):
+                try:
+                    d = json.loads(d)
+                except ValueError:
+                    d = None
+            if not isinstance(d, dict):
+                w("| %s | %s | | | | | | |" % (TARGET_NAMES.get(r.get("target"), r.get("target")), r.get("reason") or r.get("status")))
+                continue
+            w("| %s | %d × %d MiB | %.0f | %.2f | %s | %s | %s after %.0f s | %s |" % (
+                TARGET_NAMES.get(r.get("target"), r.get("target")), d["values"], d["value_mib"], d["mib_per_sec"],
+                d["cpu_seconds"], fmt_mib(d["rss_before_kib"]), fmt_mib(d["rss_peak_kib"]),
+                fmt_mib(d["rss_after_kib"]), d["quiet_s"], d.get("error") or ("checked" if d.get("checked_read") else "")))
+        w("")
 
     if cs:
         w("## Connection scale (bench/cmd/connscale)")
@@ -432,6 +486,10 @@ def render(results_dir):
     w("- **proxy CPU s / 10k queries**: (utime+stime of the proxy process from /proc/PID/stat after − "
       "before the sysbench run) / queries × 10,000. Includes connection set-up and tear-down of the run.")
     w("- **proxy RSS peak**: highest VmRSS of the proxy sampled every 0.5 s during the run.")
+    w("- **proxy syscalls / query**: every system call the proxy's threads entered during the run "
+      "(`perf stat -e raw_syscalls:sys_enter -p PID`: reads, writes, epoll, futex...) / queries.")
+    w("- **CPU per byte relayed**: both proxies relay the same result bytes for the same queries, so on the "
+      "large-result workload (1,000-row ranges) the CPU-per-query ratio is the CPU-per-byte ratio.")
     w("- **added p50 ratio**: (galeon_p50 − direct_p50) / (haproxy_p50 − direct_p50); 1.0 means galeon adds "
       "as much latency as HAProxy. Not defined when HAProxy adds nothing measurable.")
     w("- **⚠ Galera view change**: node1's wsrep_cluster_conf_id changed during the run (a node was "

@@ -14,6 +14,10 @@ BENCH_TIME=${BENCH_TIME:-20}                      # seconds per sysbench run and
 BENCH_ROUNDS=${BENCH_ROUNDS:-1}                   # repeat the round-robin; the report shows medians
 BENCH_GALEON_READS=${BENCH_GALEON_READS:-writer}  # writer: reads on node1 like HAProxy; readers: node2/node3
 BENCH_WORKLOADS=${BENCH_WORKLOADS:-all}           # comma list of workload ids (see WORKLOADS below)
+BENCH_LARGE=${BENCH_LARGE:-1}                      # 0 skips the large-value memory test
+BENCH_LARGE_VALUES=${BENCH_LARGE_VALUES:-6}        # values sent through and read back (3 connections)
+BENCH_LARGE_MIB=${BENCH_LARGE_MIB:-24}             # MiB per value
+BENCH_LARGE_QUIET=${BENCH_LARGE_QUIET:-30}         # seconds idle before the last RSS reading
 BENCH_CONNSCALE=${BENCH_CONNSCALE:-1}             # 0: skip the connection-scale tests
 BENCH_IDLE=${BENCH_IDLE:-5000}                    # idle client connections
 BENCH_CLIENTS=${BENCH_CLIENTS:-2000}              # concurrent point-select clients
@@ -37,14 +41,17 @@ GALEON_BIN=${GALEON_BIN:-$ROOT/bin/galeon}
 
 TABLES=4
 TABLE_SIZE=10000
-# id|sysbench test|threads|--db-ps-mode
+# id|sysbench test|threads|--db-ps-mode|more sysbench options
 WORKLOADS=(
-	"point_select_t8|oltp_point_select|8|disable"
-	"point_select_t64|oltp_point_select|64|disable"
-	"read_only_t8|oltp_read_only|8|disable"
-	"read_only_t64|oltp_read_only|64|disable"
-	"read_write_t16|oltp_read_write|16|disable"
-	"read_write_t16_ps|oltp_read_write|16|auto"
+	"point_select_t8|oltp_point_select|8|disable|"
+	"point_select_t64|oltp_point_select|64|disable|"
+	"read_only_t8|oltp_read_only|8|disable|"
+	"read_only_t64|oltp_read_only|64|disable|"
+	"read_write_t16|oltp_read_write|16|disable|"
+	"read_write_t16_ps|oltp_read_write|16|auto|"
+	# Large results: each range query returns 1,000 rows (~190 KiB), so
+	# the cost per byte relayed shows.
+	"read_only_range1000_t8|oltp_read_only|8|disable|--range_size=1000"
 )
 TARGETS=(direct haproxy galeon)
 
@@ -78,6 +85,7 @@ SANDBOX_OWNED=0
 HAPROXY_PID=""
 GALEON_PID=""
 CHILD_PID="" # the sysbench or connscale run in progress
+PERF_PID=""  # perf stat counting the proxy's system calls
 G=""         # the galeon binary (a private copy)
 START_SECONDS=$SECONDS
 
@@ -122,6 +130,7 @@ cleanup() {
 	set +e
 	trap - EXIT INT TERM
 	stop_pid "$CHILD_PID"
+	stop_pid "$PERF_PID"
 	stop_pid "$GALEON_PID"
 	stop_pid "$HAPROXY_PID"
 	destroy_sandbox
@@ -146,6 +155,29 @@ cpu_ticks() { # utime+stime of PID (all threads), in clock ticks; -1 if gone
 	line=${line##*) }
 	read -r -a f <<<"$line"
 	REPLY=$((f[11] + f[12]))
+}
+# perf_start PID: counts PID's system calls (all of them: read, write,
+# recv, send, epoll, futex...) with perf until perf_stop, which leaves the
+# count in REPLY (-1 if perf could not count). /proc/PID/io is no use
+# here: its syscr/syscw count read(2)/write(2) but not recv/send, which
+# HAProxy uses.
+perf_start() {
+	rm -f "$TMP/perf.out"
+	PERF_PID=""
+	[[ -n $1 ]] && command -v perf >/dev/null || return 0
+	perf stat -e raw_syscalls:sys_enter -x, -o "$TMP/perf.out" -p "$1" >/dev/null 2>&1 &
+	PERF_PID=$!
+}
+perf_stop() {
+	REPLY=-1
+	[[ -n $PERF_PID ]] || return 0
+	kill -INT "$PERF_PID" 2>/dev/null || true
+	wait "$PERF_PID" 2>/dev/null || true # perf ends with the signal: not a failure
+	PERF_PID=""
+	local n
+	n=$(awk -F, '/raw_syscalls:sys_enter/ {print $1}' "$TMP/perf.out" 2>/dev/null) || true
+	[[ $n =~ ^[0-9]+$ ]] && REPLY=$n
+	return 0
 }
 rss_kib() { # VmRSS of PID in KiB; -1 if gone
 	local k v
@@ -183,8 +215,8 @@ fi
 # under a running benchmark (and the sandbox is destroyed with the same one).
 cp "$GALEON_BIN" "$TMP/galeon"
 G=$TMP/galeon
-log "building connscale"
-(cd "$ROOT" && go build -o "$TMP/connscale" ./bench/cmd/connscale)
+log "building connscale and largevalues"
+(cd "$ROOT" && go build -o "$TMP/connscale" ./bench/cmd/connscale && go build -o "$TMP/largevalues" ./bench/cmd/largevalues)
 
 [[ -e /var/tmp/galeon/$BENCH_SANDBOX ]] &&
 	die "sandbox '$BENCH_SANDBOX' already exists (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX"
@@ -208,7 +240,7 @@ for o in $BENCH_PROVIDER_OPTIONS; do PROVIDER_ARGS+=(--provider-option "$o"); do
 # transfer; `up` removes what it started when it fails.
 for attempt in 1 2; do
 	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" \
-		--server-option "max_connections=$BENCH_MAX_CONNECTIONS" >"$TMP/sandbox.log" 2>&1; then
+		--server-option "max_connections=$BENCH_MAX_CONNECTIONS" --server-option "max_allowed_packet=64M" >"$TMP/sandbox.log" 2>&1; then
 		break
 	fi
 	tail -n 20 "$TMP/sandbox.log" >&2
@@ -463,11 +495,11 @@ check_proxy_alive() {
 }
 
 FAILURES=0
-# run_sysbench ROUND WORKLOAD_ID TEST THREADS PSMODE TARGET ORDER
+# run_sysbench ROUND WORKLOAD_ID TEST THREADS PSMODE TARGET ORDER EXTRA
 run_sysbench() {
-	local round=$1 wid=$2 test=$3 threads=$4 psmode=$5 target=$6 order=$7
+	local round=$1 wid=$2 test=$3 threads=$4 psmode=$5 target=$6 order=$7 extra=$8
 	local meta=(workload="$wid" test="$test" threads="$threads" ps_mode="$psmode" target="$target"
-		round="$round" order="$order" time_s="$BENCH_TIME")
+		round="$round" order="$order" time_s="$BENCH_TIME" options="$extra")
 	local logf="$LOGS/r$round-$wid-$target.log" attempt
 	for attempt in 1 2; do
 		if ! target_endpoint "$target"; then
@@ -476,7 +508,7 @@ run_sysbench() {
 			record kind=sysbench "${meta[@]}" status="$st" reason="${GALEON_REASON:-proxy not running}"
 			return 0
 		fi
-		sysbench_once "$wid" "$test" "$threads" "$psmode" "$target" "$logf"
+		sysbench_once "$wid" "$test" "$threads" "$psmode" "$target" "$logf" "$extra"
 		check_proxy_alive "$target"
 		# A run that failed while the Galera view changed (a node starved of
 		# CPU long enough to be evicted) says nothing about the proxy: wait
@@ -490,7 +522,8 @@ run_sysbench() {
 	done
 	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt")
 	if [[ -n $T_PID ]]; then
-		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" clk_tck="$CLK_TCK" rss_peak_kib="$SB_RSS_PEAK")
+		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" clk_tck="$CLK_TCK" rss_peak_kib="$SB_RSS_PEAK"
+			syscalls="$SB_SYSCALLS")
 	fi
 	python3 "$BENCH_DIR/report.py" record-sysbench "$RAW" "$logf" "${meta[@]}" status="$SB_STATUS" rc="$SB_RC" >&2
 	if [[ $SB_STATUS != ok && $target != galeon ]]; then
@@ -503,16 +536,18 @@ run_sysbench() {
 # clock ticks, -1 unknown), SB_RSS_PEAK (KiB, -1 unknown), SB_VIEWS (node1
 # view changes during the run, -1 unknown).
 sysbench_once() {
-	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6
+	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
 	local cpu0 cpu1 timed_out=0 conf0 conf1
-	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1
+	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
 	cpu_ticks "$T_PID"
 	cpu0=$REPLY
+	perf_start "$T_PID"
+	# shellcheck disable=SC2086 # extra holds whole sysbench options
 	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
 		--threads="$threads" --time="$BENCH_TIME" --report-interval=0 --histogram=on --percentile=99 \
-		--db-ps-mode="$psmode" --rand-type=uniform run >"$logf" 2>&1 &
+		--db-ps-mode="$psmode" --rand-type=uniform $extra run >"$logf" 2>&1 &
 	CHILD_PID=$!
 	local deadline=$((SECONDS + BENCH_TIME + 60))
 	while kill -0 "$CHILD_PID" 2>/dev/null; do
@@ -533,6 +568,8 @@ sysbench_once() {
 	cpu_ticks "$T_PID"
 	cpu1=$REPLY
 	if ((cpu0 >= 0 && cpu1 >= 0)); then SB_CPU=$((cpu1 - cpu0)); fi
+	perf_stop
+	SB_SYSCALLS=$REPLY
 	conf1=$(node_status "$NODE1")
 	conf1=${conf1%% *}
 	# wsrep_cluster_conf_id counts view changes; a node outside the primary
@@ -566,16 +603,58 @@ done
 
 for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 	for wi in "${!WORKLOADS[@]}"; do
-		IFS='|' read -r wid test threads psmode <<<"${WORKLOADS[$wi]}"
+		IFS='|' read -r wid test threads psmode extra <<<"${WORKLOADS[$wi]}"
 		selected "$wid" || continue
-		log "round $round/$BENCH_ROUNDS: $wid ($test, $threads threads, ps-mode $psmode, ${BENCH_TIME}s per target)"
+		log "round $round/$BENCH_ROUNDS: $wid ($test, $threads threads, ps-mode $psmode${extra:+, $extra}, ${BENCH_TIME}s per target)"
 		# Round-robin, rotated per workload and round: no target always goes first.
 		for k in 0 1 2; do
 			t=${TARGETS[$(((k + wi + round - 1) % 3))]}
-			run_sysbench "$round" "$wid" "$test" "$threads" "$psmode" "$t" "$k"
+			run_sysbench "$round" "$wid" "$test" "$threads" "$psmode" "$t" "$k" "$extra"
 		done
 	done
 done
+
+# ------------------------------------------------------------ large values
+
+# run_largevalues TARGET PID: a few 24 MiB values through TARGET and back,
+# on a freshly started proxy; RSS before, at the peak and after 30 s idle.
+run_largevalues() {
+	local target=$1 pid=$2 out="$TMP/largevalues.out" logf="$LOGS/largevalues-$1.log" rc=0
+	MYSQL_PWD=$GALEON_APP_PASSWORD "$TMP/largevalues" -addr "$T_HOST:$T_PORT" -user "$GALEON_APP_USER" -db sbtest \
+		-pid "$pid" -values "$BENCH_LARGE_VALUES" -mib "$BENCH_LARGE_MIB" -quiet "${BENCH_LARGE_QUIET}s" >"$out" 2>"$logf" &
+	CHILD_PID=$!
+	local deadline=$((SECONDS + BENCH_LARGE_QUIET + 300))
+	while kill -0 "$CHILD_PID" 2>/dev/null; do
+		if ((SECONDS > deadline)); then
+			log "largevalues against $target overran: stopping it"
+			stop_pid "$CHILD_PID"
+			break
+		fi
+		sleep 0.5
+	done
+	wait "$CHILD_PID" 2>/dev/null || rc=$?
+	CHILD_PID=""
+	sed 's/^/  /' "$logf" >&2
+	if grep -q '^{' "$out"; then
+		python3 "$BENCH_DIR/report.py" record "$RAW" kind=largevalues target="$target" status="$([[ $rc == 0 ]] && echo ok || echo failed)" \
+			json="$(grep '^{' "$out" | head -n1)"
+	else
+		record kind=largevalues target="$target" status=failed reason="largevalues exited $rc: $(tail -n 2 "$logf" | tr '\n' ' ' | cut -c1-200)"
+	fi
+	check_proxy_alive "$target"
+}
+
+if [[ $BENCH_LARGE == 1 ]]; then
+	log "large values: $BENCH_LARGE_VALUES x $BENCH_LARGE_MIB MiB through HAProxy, then galeon (fresh processes)"
+	stop_haproxy
+	start_haproxy
+	target_endpoint haproxy && run_largevalues haproxy "$HAPROXY_PID"
+	if [[ $GALEON_STATUS == ok ]]; then
+		stop_galeon
+		start_galeon || true
+		target_endpoint galeon && run_largevalues galeon "$GALEON_PID"
+	fi
+fi
 
 # ------------------------------------------------------------ connection scale
 

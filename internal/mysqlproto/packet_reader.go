@@ -136,6 +136,40 @@ func (pr *PacketReader) ReadRawPacket() ([]byte, error) {
 	}
 }
 
+// NextBuffered returns the next packet, header included, if the whole of
+// it is already in the read buffer: a slice of the buffer itself, not a
+// copy, valid until the next read that needs more data from the
+// connection (ReadRawPacket, ReadPacket, or a NextBuffered that returns
+// false does not count: it reads nothing). Packets returned one after
+// another are adjacent in memory, so a relay can write a whole run of
+// them at once. ok is false when the packet is not all buffered, or is a
+// chunk of a payload of 16 MiB or more: then use ReadRawPacket. The
+// sequence id is checked as ReadRawPacket checks it.
+func (pr *PacketReader) NextBuffered() (raw []byte, ok bool, err error) {
+	n := pr.r.Buffered()
+	if n < 4 {
+		return nil, false, nil
+	}
+	h, _ := pr.r.Peek(4)
+	size := int(h[0]) | int(h[1])<<8 | int(h[2])<<16
+	if size >= MaxPayloadLen || n < 4+size {
+		return nil, false, nil
+	}
+	if size > pr.maxSize {
+		return nil, false, ErrPacketTooLarge
+	}
+	if got, want := h[3], *pr.seq; got != want {
+		if !pr.lenientSeq {
+			return nil, false, fmt.Errorf("%w: got sequence id %d, want %d", ErrPacketSequence, got, want)
+		}
+		*pr.seq = got
+	}
+	*pr.seq++
+	raw, _ = pr.r.Peek(4 + size) // buffered: no read
+	_, _ = pr.r.Discard(4 + size)
+	return raw, true, nil
+}
+
 // RawPayload returns the payload of the first physical packet in raw (as
 // returned by ReadRawPacket), or nil if raw is too short. For packets under
 // 16 MiB that is the whole payload; for longer ones it is the first

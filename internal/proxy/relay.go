@@ -77,13 +77,37 @@ func endsConnection(code mysqlproto.ErrorCode) bool {
 }
 
 // relay copies one response of the given kind from c to the client.
+//
+// Packets that are wholly in the backend connection's read buffer are
+// not copied out of it: each is framed where it lies, and a run of them
+// goes to the client in one write (straight to the socket when it is
+// larger than the client's buffer). That keeps a large result at one
+// copy in and one copy out of the proxy, as an L4 proxy's is. A packet
+// that is not all buffered yet is read (and copied) as before, after the
+// pending run is written: reading more may move the buffer.
 func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayResult, error) {
 	var res relayResult
 	f := &s.framer
 	f.Reset(kind, c.Caps)
 	first := true
+	var run []byte // adjacent buffered packets not yet written
+	flush := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		err := s.pc.WriteRaw(run)
+		run = nil
+		return err
+	}
 	for {
-		raw, err := c.ReadRawPacket()
+		raw, buffered, err := c.NextBuffered()
+		if err == nil && !buffered {
+			if err = flush(); err != nil {
+				c.MarkBroken() // the client is gone mid-response
+				return res, err
+			}
+			raw, err = c.ReadRawPacket()
+		}
 		if err != nil {
 			c.MarkBroken()
 			return res, &backendErr{c.Server(), err}
@@ -97,6 +121,10 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			first = false
 			res.recv += len(raw)
 			res.written = true
+			if err := flush(); err != nil {
+				c.MarkBroken()
+				return res, err
+			}
 			if err := s.relayInfile(c, raw); err != nil {
 				return res, err
 			}
@@ -118,15 +146,29 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 		}
 		first = false
 		res.recv += len(raw)
-		if err := s.pc.WriteRaw(raw); err != nil {
+		res.written = true
+		switch {
+		case !buffered:
+			err = s.pc.WriteRaw(raw)
+		case adjacent(run, raw):
+			run = run[:len(run)+len(raw)]
+		default:
+			if err = flush(); err == nil {
+				run = raw
+			}
+		}
+		if err != nil {
 			// The client is gone; the backend stream is mid-response.
 			c.MarkBroken()
 			return res, err
 		}
-		res.written = true
 		if st == mysqlproto.FrameDone {
 			break
 		}
+	}
+	if err := flush(); err != nil {
+		c.MarkBroken()
+		return res, err
 	}
 	res.status, res.statusKnown = f.Status()
 	res.warnings, res.lastInsertID = f.Warnings(), f.LastInsertID()
@@ -139,6 +181,12 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 		res.rows = rowCount(f, c.Caps)
 	}
 	return res, s.pc.Flush()
+}
+
+// adjacent reports whether next starts where run ends in the same
+// buffer, so run can grow over it.
+func adjacent(run, next []byte) bool {
+	return len(run) > 0 && len(next) > 0 && cap(run)-len(run) >= len(next) && &run[:len(run)+1][len(run)] == &next[0]
 }
 
 // rowCount derives the number of rows of a single result set from the
