@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/rawio"
 )
 
 // Conn is one authenticated connection to a node.
@@ -95,8 +96,9 @@ func dial(ctx context.Context, addr string, cfg mysqlproto.ClientConfig, timeout
 	}
 	deadline, _ := ctx.Deadline()
 	_ = nc.SetDeadline(deadline)
-	br := bufio.NewReaderSize(nc, 16*1024)
-	bw := bufio.NewWriterSize(nc, 16*1024)
+	rw := rawio.New(nc) // socket calls that bypass the scheduler (package rawio)
+	br := bufio.NewReaderSize(rw, 16*1024)
+	bw := bufio.NewWriterSize(rw, 16*1024)
 	pc := mysqlproto.NewConn(br, bw, mysqlproto.DefaultMaxPacketSize)
 	pkt, err := pc.ReadPacket()
 	if err != nil {
@@ -119,7 +121,7 @@ func dial(ctx context.Context, addr string, cfg mysqlproto.ClientConfig, timeout
 	}
 	_ = nc.SetDeadline(time.Time{})
 	if auth.Capabilities().Has(mysqlproto.ClientCompress) {
-		bw.Reset(pc.StartCompression(nc))
+		bw.Reset(pc.StartCompression(rw))
 	}
 	hs.AuthData = nil
 	return &Conn{

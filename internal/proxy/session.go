@@ -13,6 +13,7 @@ import (
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/memtrim"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/rawio"
 )
 
 // holdKind says why a session keeps its backend connection between
@@ -102,11 +103,14 @@ func newSession(p *Proxy, nc net.Conn) *session {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	// Reads and writes go straight to the socket (package rawio); TLS,
+	// once negotiated, replaces both.
+	rw := rawio.New(nc)
 	// Commands are small; a larger packet is read past this buffer.
-	br := bufio.NewReaderSize(nc, 2048)
+	br := bufio.NewReaderSize(rw, 2048)
 	host, _, _ := net.SplitHostPort(nc.RemoteAddr().String())
 	s := &session{
-		p: p, nc: nc, out: nc, pc: mysqlproto.NewConn(br, nil, int(p.cfg.Proxy.MaxPacketSize)),
+		p: p, nc: nc, out: rw, pc: mysqlproto.NewConn(br, nil, int(p.cfg.Proxy.MaxPacketSize)),
 		id: p.nextSessionID(), host: host, vars: map[string]string{}, autocommit: true,
 		stmts: map[uint32]*clientStmt{},
 	}
@@ -144,7 +148,7 @@ func (s *session) run() {
 	}
 	if s.caps.Has(mysqlproto.ClientCompress) {
 		// Compression starts after the OK that ends the connection phase.
-		s.out = s.pc.StartCompression(s.nc)
+		s.out = s.pc.StartCompression(s.out)
 	}
 	defer func() { s.user.conns.Add(-1) }() // s.user may change (COM_CHANGE_USER)
 	defer func() { memtrim.Dropped(s.pc.ReleaseLargeBuffers()) }()
