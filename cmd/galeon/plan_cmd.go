@@ -55,6 +55,9 @@ func runPlan(ctx context.Context, args []string) error {
 			return fmt.Errorf("--layout %s: %w", *layoutFile, err)
 		}
 	case *disc != "" && *name == "" && *dc == "" && *layoutFile == "":
+		if *sample <= 0 {
+			return fmt.Errorf("--sample %s: give a positive duration (how long to watch the commit rate)", *sample)
+		}
 		store, err := openControlStore(ctx, *disc, *cluster)
 		if err != nil {
 			return fmt.Errorf("--discovery %s: %w", *disc, err)
@@ -84,7 +87,7 @@ func runPlan(ctx context.Context, args []string) error {
 		later, err := store.Nodes(rctx)
 		cancel()
 		if err == nil {
-			horizon = func(r *quorum.Report) { r.Horizon(gcacheHorizon(facts, later, *sample)) }
+			horizon = func(r *quorum.Report) { r.Horizon(gcacheHorizon(facts, later)) }
 		}
 	default:
 		return errors.New("give one layout: --dc dc1:2,dc2:2,dc3:garbd, --layout FILE, a sandbox as --name NAME, or a running cluster as --discovery etcd://HOST:PORT --cluster NAME")
@@ -235,16 +238,18 @@ func clusterLayout(facts []discovery.NodeFacts, arbitrators []string) (quorum.La
 		if site == "" {
 			site = fmt.Sprintf("segment%d", f.Segment)
 		}
-		ms = append(ms, quorum.Member{Name: f.Name, Site: site, Segment: f.Segment, Weight: f.Weight})
-		if f.ClusterStatus == "Primary" {
-			size = max(size, f.ClusterSize)
-		}
+		ms = append(ms, quorum.Member{Name: f.Name, Site: site, Segment: f.Segment})
+		size = max(size, f.ClusterSize)
 		if _, ok := latency[site]; !ok {
 			order = append(order, site)
 		}
 		latency[site] = max(latency[site], f.ReplLatency)
 	}
-	if missing := size - len(facts); missing != len(arbitrators) {
+	missing := size - len(facts)
+	if missing < 0 {
+		missing = 0 // a partition: no node sees every registered one; no member is unaccounted for
+	}
+	if missing != len(arbitrators) {
 		if len(arbitrators) == 0 {
 			return quorum.Layout{}, nil, fmt.Errorf("the cluster has %d members and %d registered nodes: name the site of each of the other %d (arbitrators?) with --arbitrator SITE[,SITE]", size, len(facts), missing)
 		}
@@ -266,6 +271,13 @@ func clusterLayout(facts []discovery.NodeFacts, arbitrators []string) (quorum.La
 	if err != nil {
 		return quorum.Layout{}, nil, err
 	}
+	for _, f := range facts {
+		if f.Weight != nil {
+			if err := l.SetWeight(f.Name, *f.Weight); err != nil {
+				return quorum.Layout{}, nil, err
+			}
+		}
+	}
 	var rtts []quorum.RTT
 	for _, site := range order {
 		if latency[site] > 0 {
@@ -278,15 +290,18 @@ func clusterLayout(facts []discovery.NodeFacts, arbitrators []string) (quorum.La
 // gcacheHorizon finds the node whose gcache covers the least time at the
 // commit rate seen between two readings of the agents' facts: its
 // write-sets held (last committed - cached down to) over commits per
-// second.
-func gcacheHorizon(before, after []discovery.NodeFacts, dt time.Duration) (node string, horizon time.Duration, rate float64) {
-	first := map[string]int64{}
+// second. The rate is each node's committed seqno over the time between
+// its two publications (agents publish when the facts change).
+func gcacheHorizon(before, after []discovery.NodeFacts) (node string, horizon time.Duration, rate float64) {
+	first := map[string]discovery.NodeFacts{}
 	for _, f := range before {
-		first[f.Name] = f.LastCommitted
+		first[f.Name] = f
 	}
 	for _, f := range after {
-		if c, ok := first[f.Name]; ok && f.LastCommitted > c {
-			rate = max(rate, float64(f.LastCommitted-c)/dt.Seconds())
+		b, ok := first[f.Name]
+		dt := f.UpdatedAt.Sub(b.UpdatedAt).Seconds()
+		if ok && f.LastCommitted > b.LastCommitted && dt > 0 {
+			rate = max(rate, float64(f.LastCommitted-b.LastCommitted)/dt)
 		}
 	}
 	if rate == 0 {

@@ -13,9 +13,10 @@ import (
 // agents' registrations; members without an agent must be placed with
 // --arbitrator, and the group latency each site reports becomes advice.
 func TestClusterLayoutFromAgents(t *testing.T) {
+	two := 2
 	facts := []discovery.NodeFacts{
 		{Name: "a1", Site: "dc1", Segment: 0, ClusterStatus: "Primary", ClusterSize: 5, ReplLatency: 0.031},
-		{Name: "a2", Site: "dc1", Segment: 0, ClusterStatus: "Primary", ClusterSize: 5, Weight: 2},
+		{Name: "a2", Site: "dc1", Segment: 0, ClusterStatus: "Primary", ClusterSize: 5, Weight: &two},
 		{Name: "b1", Site: "dc2", Segment: 1, ClusterStatus: "Primary", ClusterSize: 5, ReplLatency: 0.029},
 		{Name: "b2", Segment: 1, ClusterStatus: "Primary", ClusterSize: 5},
 	}
@@ -51,6 +52,16 @@ func TestClusterLayoutFromAgents(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Advice, "\n"), "every commit waits at least 31 ms") {
 		t.Errorf("advice does not give the commit floor: %v", r.Advice)
 	}
+	// A partition: nodes see smaller components than there are
+	// registered nodes; nobody is unaccounted for.
+	split := []discovery.NodeFacts{
+		{Name: "a1", Site: "dc1", ClusterStatus: "Primary", ClusterSize: 2},
+		{Name: "a2", Site: "dc1", ClusterStatus: "Primary", ClusterSize: 2},
+		{Name: "b1", Site: "dc2", Segment: 1, ClusterStatus: "non-Primary", ClusterSize: 1},
+	}
+	if l, _, err := clusterLayout(split, nil); err != nil || len(l.Members) != 3 {
+		t.Errorf("partitioned cluster: %v, %d members", err, len(l.Members))
+	}
 	if _, _, err := clusterLayout(nil, nil); err == nil || !strings.Contains(err.Error(), "agent") {
 		t.Errorf("no registrations: %v", err)
 	}
@@ -60,16 +71,18 @@ func TestClusterLayoutFromAgents(t *testing.T) {
 // at the commit rate between two readings, bounds how long a site may be
 // away and rejoin by IST.
 func TestGcacheHorizon(t *testing.T) {
-	before := []discovery.NodeFacts{{Name: "a", LastCommitted: 1000}, {Name: "b", LastCommitted: 1000}}
+	t0 := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+	t1 := t0.Add(5 * time.Second)
+	before := []discovery.NodeFacts{{Name: "a", LastCommitted: 1000, UpdatedAt: t0}, {Name: "b", LastCommitted: 1000, UpdatedAt: t0}}
 	after := []discovery.NodeFacts{
-		{Name: "a", LastCommitted: 1500, CachedDownto: 1},    // 1499 write-sets
-		{Name: "b", LastCommitted: 1500, CachedDownto: 1001}, // 499
+		{Name: "a", LastCommitted: 1500, CachedDownto: 1, UpdatedAt: t1},    // 1499 write-sets
+		{Name: "b", LastCommitted: 1500, CachedDownto: 1001, UpdatedAt: t1}, // 499
 	}
-	node, h, rate := gcacheHorizon(before, after, 5*time.Second)
+	node, h, rate := gcacheHorizon(before, after)
 	if node != "b" || rate != 100 || h != 4990*time.Millisecond {
 		t.Fatalf("horizon %s %s at %.0f/s, want b 4.99s at 100/s", node, h, rate)
 	}
-	if _, _, rate := gcacheHorizon(before, before, 5*time.Second); rate != 0 {
+	if _, _, rate := gcacheHorizon(before, before); rate != 0 {
 		t.Errorf("no commits: rate %.1f", rate)
 	}
 }

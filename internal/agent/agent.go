@@ -183,17 +183,20 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-// weight reads the node's pc.weight (0 if it cannot).
-func (a *Agent) weight(ctx context.Context) int {
+// weight reads the node's pc.weight (nil if it cannot).
+func (a *Agent) weight(ctx context.Context) *int {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	var opts string
 	if err := a.db.QueryRowContext(ctx, "SELECT @@wsrep_provider_options").Scan(&opts); err != nil {
-		return 0
+		return nil
 	}
-	v, _ := galera.ProviderOption(opts, "pc.weight")
-	w, _ := strconv.Atoi(v)
-	return w
+	v, ok := galera.ProviderOption(opts, "pc.weight")
+	w, err := strconv.Atoi(v)
+	if !ok || err != nil {
+		return nil
+	}
+	return &w
 }
 
 // check reads the node's state now.

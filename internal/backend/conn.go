@@ -33,6 +33,9 @@ type Conn struct {
 	VarOrder []string
 	// MultiStatements is the COM_SET_OPTION state.
 	MultiStatements bool
+	// DirtyReads: wsrep_dirty_reads is ON on this connection (set by the
+	// proxy for a stale read, see proxy's dirtyReads).
+	DirtyReads bool
 	// Stmts caches statements prepared on this connection, by SQL text.
 	Stmts map[string]*Stmt
 	// Dirty marks state that cannot be diffed (temporary tables, user

@@ -51,9 +51,6 @@ type Options struct {
 	// Compress asks nodes for the compressed protocol (worth it only over
 	// slow links: it costs CPU on both ends).
 	Compress bool
-	// InitQuery runs on every new connection before its first use (the
-	// session settings every borrower needs, e.g. wsrep_dirty_reads).
-	InitQuery string
 }
 
 // Stats are the counters of one node's pools, as stats_connection_pool
@@ -255,15 +252,6 @@ func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
 		return nil, fmt.Errorf("%s (%s): %w", p.server.Name, p.server.Addr, err)
 	}
 	p.latencyUs.Store(time.Since(start).Microseconds())
-	if p.opts.InitQuery != "" {
-		if err := c.Query(p.opts.InitQuery); err != nil {
-			c.Close()
-			p.connErr.Add(1)
-			msg := err.Error()
-			p.lastErr.Store(&msg)
-			return nil, fmt.Errorf("%s (%s): %s: %w", p.server.Name, p.server.Addr, p.opts.InitQuery, err)
-		}
-	}
 	p.greeting.Store(c.greeting)
 	p.connOK.Add(1)
 	c.pool = p

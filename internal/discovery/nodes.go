@@ -23,8 +23,9 @@ type NodeFacts struct {
 	Agent   string `json:"agent,omitempty"`
 	Segment int    `json:"segment"`
 	Site    string `json:"site,omitempty"`
-	// Weight is the node's pc.weight (its vote in quorum); 0 if unknown.
-	Weight int `json:"pc_weight,omitempty"`
+	// Weight is the node's pc.weight (its vote in quorum; 0 is a valid
+	// setting); nil if unknown.
+	Weight *int `json:"pc_weight,omitempty"`
 	// ReplLatency is wsrep_evs_repl_latency's average, in seconds: how
 	// long the group takes to agree on this node's messages, i.e. the
 	// round trip to the farthest member (0 with no recent writes).

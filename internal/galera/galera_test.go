@@ -265,3 +265,33 @@ func TestWriterStaysInItsSite(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleOnlyAfterBeingSynced: a node that leaves the Primary
+// component after serving is Stale (readable with dirty reads); one that
+// was never online, or that is Disconnected, is not.
+func TestStaleOnlyAfterBeingSynced(t *testing.T) {
+	p := Policy{OKChecks: 1}
+	cut := synced()
+	cut["wsrep_cluster_status"], cut["wsrep_local_state"], cut["wsrep_local_state_comment"] = "non-Primary", "0", "Initialized"
+	h := p.Evaluate(Health{}, Sample{Vars: synced()})
+	if h.State != Online || !h.Primary || h.Stale {
+		t.Fatalf("synced: %+v", h)
+	}
+	if h = p.Evaluate(h, Sample{Vars: cut}); !h.Stale || h.Primary || h.State != Offline {
+		t.Fatalf("cut off after being synced: %+v", h)
+	}
+	if h = p.Evaluate(h, Sample{Vars: cut}); !h.Stale {
+		t.Fatalf("still cut off: %+v", h)
+	}
+	if never := p.Evaluate(Health{State: Offline, Reason: ReasonNotChecked}, Sample{Vars: cut}); never.Stale {
+		t.Errorf("a node never seen synced is Stale: %+v", never)
+	}
+	alone := synced()
+	alone["wsrep_cluster_status"] = "Disconnected"
+	if d := p.Evaluate(h, Sample{Vars: alone}); d.Stale {
+		t.Errorf("a Disconnected node is Stale: %+v", d)
+	}
+	if gone := p.Evaluate(h, Sample{Err: errors.New("refused")}); gone.Stale || gone.Primary {
+		t.Errorf("an unreachable node is Stale or Primary: %+v", gone)
+	}
+}

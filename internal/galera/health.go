@@ -76,6 +76,8 @@ type Health struct {
 	// (wsrep_cluster_status non-Primary): it can serve reads only with
 	// wsrep_dirty_reads, and they show the data as of the partition.
 	Stale bool
+	// Primary: the node answered from inside a Primary component.
+	Primary bool
 	// Segment is gmcast.segment, for data-centre aware routing later.
 	Segment    int
 	ClusterID  string // wsrep_cluster_state_uuid
@@ -94,7 +96,7 @@ var nonBlockingSST = map[string]bool{"mariabackup": true, "xtrabackup-v2": true,
 func (p Policy) Evaluate(prev Health, s Sample) Health {
 	h := prev
 	if s.Err != nil {
-		h.Stale = false
+		h.Stale, h.Primary = false, false
 		h.Missed++
 		h.good = 0
 		refused := strings.Contains(s.Err.Error(), "connection refused")
@@ -117,8 +119,13 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 	h.ReadOnly = on("read_only")
 	h.Segment = segment(v["wsrep_provider_options"])
 	h.Lagging = p.MaxTransactionsBehind > 0 && num("wsrep_local_recv_queue") > p.MaxTransactionsBehind
+	// Stale: cut off from the Primary component after having been in
+	// it, synced (a node that was joining, or one that came up alone,
+	// holds nothing worth reading). "Disconnected" is not stale: such a
+	// node may be running on its own and have diverged.
 	st := v["wsrep_cluster_status"]
-	h.Stale = st != "" && st != "Primary"
+	h.Primary = st == "Primary"
+	h.Stale = st == "non-Primary" && (prev.State == Online || prev.Stale)
 
 	state, reason := p.judge(v, on, num)
 	if state == Online {

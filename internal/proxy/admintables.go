@@ -40,13 +40,13 @@ func (p *Proxy) serversTable() admin.Table {
 		}
 		return out
 	}
-	row := func(s topology.Server, writer string, stale bool, segs map[string]int64) []any {
+	row := func(s topology.Server, snap *topology.Snapshot, writer string, segs map[string]int64) []any {
 		role := ""
 		if s.Name == writer {
 			role = "writer"
 		} else if s.ReaderWeight > 0 && s.Online && !s.Lagging {
 			role = "reader"
-		} else if s.Stale && stale {
+		} else if snap.StaleReads && snap.IsReader(s.Name) {
 			role = "stale reader"
 		}
 		adminState := "active"
@@ -77,7 +77,7 @@ func (p *Proxy) serversTable() admin.Table {
 			out := make([][]any, 0, len(snap.Servers))
 			segs := segments()
 			for _, s := range snap.Servers {
-				out = append(out, row(s, w.Name, snap.StaleReads, segs))
+				out = append(out, row(s, snap, w.Name, segs))
 			}
 			return out
 		},

@@ -76,7 +76,7 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			s.Online = nh.State == galera.Online && !drained
 			s.Draining = nh.State == galera.Draining || (drained && nh.State == galera.Online)
 			s.Lagging, s.ReadOnly, s.Reason = nh.Lagging, nh.ReadOnly, nh.Reason
-			s.Stale = nh.Stale && !drained
+			s.Stale, s.Primary = nh.Stale && !drained, nh.Primary
 			if drained && nh.State == galera.Online {
 				s.Reason = "operator drain"
 			}

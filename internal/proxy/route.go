@@ -212,6 +212,9 @@ const errSyncBroke = protoErr("connection lost while applying the session state"
 // caller tries another.
 func (s *session) ready(c *backend.Conn, hostgroup string, snap *topology.Snapshot) (*backend.Conn, error) {
 	err := s.sync(c)
+	if err == nil {
+		err = s.dirtyReads(c, hostgroup, snap)
+	}
 	switch {
 	case err == nil:
 		s.claim(c, hostgroup, snap)
@@ -225,6 +228,35 @@ func (s *session) ready(c *backend.Conn, hostgroup string, snap *topology.Snapsh
 	}
 	s.discard(c)
 	return nil, nil
+}
+
+// dirtyReads turns wsrep_dirty_reads on for a read on a node outside the
+// Primary component (stale reads, galera.stale_reads) and off again on
+// any other use, so that only a read the proxy chose to serve stale can
+// be stale: a connection left ON would answer from a node that has just
+// left the Primary component instead of failing over. A session that
+// set the variable itself keeps its own value.
+func (s *session) dirtyReads(c *backend.Conn, hostgroup string, snap *topology.Snapshot) error {
+	if _, own := s.vars["wsrep_dirty_reads"]; own {
+		return nil
+	}
+	want := false
+	if hostgroup != config.HostgroupWriter && snap.StaleReads {
+		srv, _ := snap.Server(c.Server())
+		want = srv.Stale
+	}
+	if c.DirtyReads == want {
+		return nil
+	}
+	q := "SET SESSION wsrep_dirty_reads = OFF"
+	if want {
+		q = "SET SESSION wsrep_dirty_reads = ON"
+	}
+	if err := c.Query(q); err != nil {
+		return err
+	}
+	c.DirtyReads = want
+	return nil
 }
 
 // claim records a connection taken as writer, with the writer epoch, so

@@ -149,19 +149,7 @@ func (p *Proxy) newPool(name, addr string) *backend.Pool {
 	return backend.NewPool(backend.ServerInfo{Name: name, Addr: addr}, backend.Options{
 		MaxConns: c.MaxConnections, ConnectTimeout: c.ConnectTimeout.D(),
 		IdleTimeout: c.IdleTimeout.D(), PingAfterIdle: c.PingAfterIdle.D(), Compress: c.Compress,
-		InitQuery: dirtyReads(p.cfg.Galera),
 	})
-}
-
-// dirtyReads is the session setting that lets a node outside the Primary
-// component answer reads, on every connection when stale reads are
-// allowed: a connection opened while the node was Primary must serve
-// once it is not. (On a Primary node the setting changes nothing.)
-func dirtyReads(g config.Galera) string {
-	if g.StaleReads && g.Enabled() {
-		return "SET SESSION wsrep_dirty_reads = ON"
-	}
-	return ""
 }
 
 // anyBackendProfile is the login of some configured user, for connections

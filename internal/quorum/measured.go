@@ -39,12 +39,11 @@ func (r *Report) Measured(rtts []RTT) {
 		return
 	}
 	r.RTTs = rtts
-	r.Advice = slices.DeleteFunc(r.Advice, func(s string) bool { return strings.HasPrefix(s, wanAdvice) })
 	var worst RTT
 	var parts []string
 	for _, m := range rtts {
 		if m.Err != "" {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("link %s is down now (%s)", m, m.Err))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s could not be measured (%s): is the link cut?", m, m.Err))
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %.1f ms", m, float64(m.RTT.Microseconds())/1000))
@@ -53,8 +52,9 @@ func (r *Report) Measured(rtts []RTT) {
 		}
 	}
 	if len(parts) == 0 {
-		return
+		return // nothing measured: the general advice stands
 	}
+	r.Advice = slices.DeleteFunc(r.Advice, func(s string) bool { return strings.HasPrefix(s, wanAdvice) })
 	ms := float64(worst.RTT.Microseconds()) / 1000
 	if worst.RTT >= WANThreshold {
 		r.Advice = append(r.Advice, fmt.Sprintf("%s; measured %s: every commit waits at least %.0f ms (one round trip to the farthest site)",

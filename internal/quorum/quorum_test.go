@@ -172,8 +172,13 @@ func TestMeasuredRoundTrips(t *testing.T) {
 	if strings.Count(all, wanAdvice) != 1 || !strings.Contains(all, "at least 30 ms") {
 		t.Errorf("sites 30 ms apart: advice %q", all)
 	}
-	if !strings.Contains(strings.Join(far.Warnings, "\n"), "link dc2-dc3 is down now") {
+	if !strings.Contains(strings.Join(far.Warnings, "\n"), "dc2-dc3 could not be measured") {
 		t.Errorf("a failed measurement is not reported: %v", far.Warnings)
+	}
+	none := Plan(l)
+	none.Measured([]RTT{{From: "dc1", To: "dc2", Err: "i/o timeout"}})
+	if !strings.Contains(strings.Join(none.Advice, "\n"), wanAdvice) {
+		t.Errorf("nothing measured: the general WAN advice is gone: %v", none.Advice)
 	}
 }
 

@@ -48,6 +48,9 @@ type Server struct {
 	// when stale reads are allowed and no node of a Primary component
 	// can (see View.SetStaleReads).
 	Stale bool
+	// Primary: the node answers from inside a Primary component, whether
+	// or not it may serve yet (recovering, desynced, donor).
+	Primary bool
 }
 
 // State is the node's state as operators see it.
@@ -362,11 +365,14 @@ func (v *View) SetStaleReads(on bool) {
 // staleReaders are the Stale nodes that may serve reads, with their
 // reader weights; when none has one, those with a writer weight serve
 // alike (the way a writer serves reads when no reader is left), unless
-// writer_is_also_reader = never. It is called only when no node of a
-// Primary component is online, so nothing fresher exists.
+// writer_is_also_reader = never. It returns none while any node of a
+// Primary component answers, so stale data is served only when nothing
+// fresher is within reach.
 func staleReaders(s *Snapshot) ([]int, []int) {
-	for _, i := range s.Servers {
-		if i.Online {
+	for _, srv := range s.Servers {
+		if srv.Online || srv.Primary {
+			// A node of a Primary component answers (if it cannot serve
+			// yet, reads wait for it rather than read stale data).
 			return nil, nil
 		}
 	}
@@ -400,9 +406,15 @@ func localFirst(s *Snapshot, home string) ([]int, []int) {
 	}
 	var readers, cumul []int
 	total := 0
-	for _, i := range s.readers {
+	for k, i := range s.readers {
 		if s.Servers[i].Site == home {
-			total += s.Servers[i].ReaderWeight
+			// The weight the list was built with (not ReaderWeight:
+			// stale writer-only nodes carry 1), from the running totals.
+			w := s.cumul[k]
+			if k > 0 {
+				w -= s.cumul[k-1]
+			}
+			total += w
 			readers = append(readers, i)
 			cumul = append(cumul, total)
 		}
@@ -577,6 +589,16 @@ func (s *Snapshot) PickReaderAvoiding(avoid []string) (Server, bool) {
 		}
 	}
 	return s.PickReader() // not reached
+}
+
+// IsReader reports whether reads may go to the named node now.
+func (s *Snapshot) IsReader(name string) bool {
+	for _, i := range s.readers {
+		if s.Servers[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Why explains, for an error message, why a hostgroup has no node.

@@ -328,6 +328,21 @@ func TestStaleReadsOnlyWhenNothingFresherServes(t *testing.T) {
 	if s, _ := v.Load().PickReader(); s.Name == "a1" {
 		t.Fatal("a stale writer-only node served reads while stale readers exist")
 	}
+	// Only the writer-only node of the home site is left stale: it
+	// serves (with weight 1: it has no reader weight).
+	fresh := func(s *Server) { s.Stale = false }
+	v.SetState("b1", fresh)
+	v.SetState("b2", fresh)
+	v.SetHomeSite("dc1")
+	if s, ok := v.Load().PickReader(); !ok || s.Name != "a1" || !v.Load().IsReader("a1") {
+		t.Fatalf("only a1 stale, home dc1: read from %q (%v), want a1", s.Name, ok)
+	}
+	// A node of a Primary component answers (not serving yet): reads
+	// wait for it rather than read stale data.
+	v.SetState("c1", func(s *Server) { s.Primary, s.Reason = true, "recovering: 1 of 2 good checks" })
+	if s, ok := v.Load().PickReader(); ok || v.Load().StaleReads {
+		t.Fatalf("a Primary node answers: read from %q, want none until it serves", s.Name)
+	}
 	v.SetHealth("c1", true, "")
 	if got, _ := v.Load().PickReader(); got.Name != "c1" || v.Load().StaleReads {
 		t.Fatalf("c1 back: read from %q (stale %v), want c1", got.Name, v.Load().StaleReads)
