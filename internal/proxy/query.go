@@ -313,7 +313,9 @@ func (s *session) comQuery(pkt []byte) error {
 		if hg == "held" {
 			hg = c.Server()
 		}
-		s.p.digests.record(q, hg, s.user.name, time.Since(start), res.rows)
+		hash, text := s.digest(q)
+		end := time.Now()
+		s.p.digests.record(hash, text, hg, s.user.name, end, end.Sub(start), res.rows)
 		return nil
 	}
 }

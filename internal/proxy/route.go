@@ -51,7 +51,7 @@ func (s *session) hostgroupFor(q string, r sqlclass.Result) string {
 				match = ru.re.MatchString(q)
 			} else {
 				if digest == 0 {
-					digest = s.p.digests.digestOf(q)
+					digest, _ = s.digest(q)
 				}
 				match = digest == ru.digest
 			}

@@ -48,6 +48,9 @@ type session struct {
 	user *user
 	prof backend.Profile
 	host string
+	// digestBuf is the scratch buffer statements are normalised into
+	// for the digest statistics.
+	digestBuf []byte
 
 	schema     string
 	vars       map[string]string // name -> SET fragment

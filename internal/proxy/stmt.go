@@ -16,6 +16,10 @@ import (
 type clientStmt struct {
 	id        uint32
 	sql       string
+	// digest and digestText are the statement's digest, computed once
+	// when it is prepared.
+	digest     uint64
+	digestText []byte
 	class     sqlclass.Result
 	numParams uint16
 	// types are the parameter types the client last sent; a client may
@@ -99,6 +103,8 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 	}
 	_ = hg
 	cs := &clientStmt{sql: sql, class: r}
+	hash, text := sqlclass.DigestInto(nil, sql)
+	cs.digest, cs.digestText = hash, text
 	// Prepare on the backend and relay its answer (parameter and column
 	// definitions) with the statement id replaced by ours. A copy already
 	// prepared on this connection is closed first so it does not leak.
@@ -261,7 +267,8 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 		if hg == "held" {
 			hg = c.Server()
 		}
-		s.p.digests.record(cs.sql, hg, s.user.name, time.Since(start), res.rows)
+		end := time.Now()
+		s.p.digests.record(cs.digest, cs.digestText, hg, s.user.name, end, end.Sub(start), res.rows)
 		return nil
 	}
 }

@@ -22,26 +22,33 @@ package sqlclass
 // one spelling anyway. The hash is stable across processes and versions
 // of this package as long as the normalised text is.
 func Digest(sql string) (hash uint64, text string) {
+	hash, out := DigestInto(make([]byte, 0, len(sql)), sql)
+	return hash, string(out)
+}
+
+// DigestInto is Digest writing the normalised text into buf (from its
+// start; it grows if needed) and returning it: with a buffer kept by the
+// caller, a statement's digest allocates nothing.
+func DigestInto(buf []byte, sql string) (hash uint64, text []byte) {
 	d := digester{
 		src:         sql,
 		t:           NewTokenizer(sql),
-		out:         make([]byte, 0, len(sql)),
+		out:         buf[:0],
 		valuesDepth: -1,
 	}
 	d.run()
-	text = string(d.out)
-	return fnv1a64(text), text
+	return fnv1a64(d.out), d.out
 }
 
 // fnv1a64 is FNV-1a, 64 bit, written out to avoid hash/fnv's allocation.
-func fnv1a64(s string) uint64 {
+func fnv1a64(s []byte) uint64 {
 	const (
 		offset64 = 14695981039346656037
 		prime64  = 1099511628211
 	)
 	h := uint64(offset64)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
+	for _, c := range s {
+		h ^= uint64(c)
 		h *= prime64
 	}
 	return h
