@@ -14,14 +14,14 @@ import (
 // statement works on whichever connection the session gets: the client's
 // statement id is mapped to each connection's own id.
 type clientStmt struct {
-	id        uint32
-	sql       string
+	id  uint32
+	sql string
 	// digest and digestText are the statement's digest, computed once
 	// when it is prepared.
 	digest     uint64
 	digestText []byte
-	class     sqlclass.Result
-	numParams uint16
+	class      sqlclass.Result
+	numParams  uint16
 	// types are the parameter types the client last sent; a client may
 	// omit them on later executions, but a connection that never saw them
 	// needs them.
