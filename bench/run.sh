@@ -616,17 +616,13 @@ done
 
 # ------------------------------------------------------------ large values
 
-# run_largevalues TARGET PID: a few 24 MiB values through TARGET and back,
-# on a freshly started proxy; RSS before, at the peak and after 30 s idle.
-run_largevalues() {
-	local target=$1 pid=$2 out="$TMP/largevalues.out" logf="$LOGS/largevalues-$1.log" rc=0
-	MYSQL_PWD=$GALEON_APP_PASSWORD "$TMP/largevalues" -addr "$T_HOST:$T_PORT" -user "$GALEON_APP_USER" -db sbtest \
-		-pid "$pid" -values "$BENCH_LARGE_VALUES" -mib "$BENCH_LARGE_MIB" -quiet "${BENCH_LARGE_QUIET}s" >"$out" 2>"$logf" &
-	CHILD_PID=$!
-	local deadline=$((SECONDS + BENCH_LARGE_QUIET + 300))
+# wait_child WHAT LIMIT: waits for CHILD_PID, stopping it after LIMIT
+# seconds; leaves its exit status in REPLY.
+wait_child() {
+	local what=$1 deadline=$((SECONDS + $2)) rc=0
 	while kill -0 "$CHILD_PID" 2>/dev/null; do
 		if ((SECONDS > deadline)); then
-			log "largevalues against $target overran: stopping it"
+			log "$what overran: stopping it"
 			stop_pid "$CHILD_PID"
 			break
 		fi
@@ -634,6 +630,19 @@ run_largevalues() {
 	done
 	wait "$CHILD_PID" 2>/dev/null || rc=$?
 	CHILD_PID=""
+	REPLY=$rc
+}
+
+
+# run_largevalues TARGET PID: a few 24 MiB values through TARGET and back,
+# on a freshly started proxy; RSS before, at the peak and after 30 s idle.
+run_largevalues() {
+	local target=$1 pid=$2 out="$TMP/largevalues.out" logf="$LOGS/largevalues-$1.log" rc=0
+	MYSQL_PWD=$GALEON_APP_PASSWORD "$TMP/largevalues" -addr "$T_HOST:$T_PORT" -user "$GALEON_APP_USER" -db sbtest \
+		-pid "$pid" -values "$BENCH_LARGE_VALUES" -mib "$BENCH_LARGE_MIB" -quiet "${BENCH_LARGE_QUIET}s" >"$out" 2>"$logf" &
+	CHILD_PID=$!
+	wait_child "largevalues against $target" $((BENCH_LARGE_QUIET + 300))
+	rc=$REPLY
 	sed 's/^/  /' "$logf" >&2
 	if grep -q '^{' "$out"; then
 		python3 "$BENCH_DIR/report.py" record "$RAW" kind=largevalues target="$target" status="$([[ $rc == 0 ]] && echo ok || echo failed)" \
@@ -667,17 +676,8 @@ run_connscale() {
 		-tables $TABLES -table-size $TABLE_SIZE -pid "$pid" -backends "$GALEON_SANDBOX_NODES" -target "$target" \
 		"$@" >"$out" 2>"$logf" &
 	CHILD_PID=$!
-	local deadline=$((SECONDS + 120 + 30 + BENCH_TIME + 60))
-	while kill -0 "$CHILD_PID" 2>/dev/null; do
-		if ((SECONDS > deadline)); then
-			log "connscale $mode against $target overran: stopping it"
-			stop_pid "$CHILD_PID"
-			break
-		fi
-		sleep 0.5
-	done
-	wait "$CHILD_PID" 2>/dev/null || rc=$?
-	CHILD_PID=""
+	wait_child "connscale $mode against $target" $((120 + 30 + BENCH_TIME + 60))
+	rc=$REPLY
 	sed 's/^/  /' "$logf" >&2
 	if grep -q '^{' "$out"; then
 		grep '^{' "$out" >>"$RAW"

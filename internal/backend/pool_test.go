@@ -1,76 +1,20 @@
 package backend
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/mysqlproto/prototest"
 )
 
-// fakeServer accepts connections, authenticates anyone, and answers every
-// command with OK: enough to exercise the pool without a database.
-func fakeServer(t *testing.T) (addr string, accepted *atomic.Int64) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = &atomic.Int64{}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer nc.Close()
-				pc := mysqlproto.NewConn(bufio.NewReader(nc), bufio.NewWriter(nc), 1<<20)
-				scramble, _ := mysqlproto.NewScramble()
-				hs := mysqlproto.Handshake{ServerVersion: "fake", ConnectionID: 1, AuthData: scramble,
-					Capabilities: mysqlproto.DefaultServerCapabilities, Charset: 45, AuthPlugin: mysqlproto.NativePasswordPlugin}
-				pc.WritePacket(mysqlproto.AppendHandshake(nil, &hs))
-				pc.Flush()
-				pkt, err := pc.ReadPacket()
-				if err != nil {
-					return
-				}
-				resp, err := mysqlproto.ParseHandshakeResponse(pkt)
-				if err != nil {
-					return
-				}
-				auth := mysqlproto.NewServerAuth(scramble, mysqlproto.ServerAuthConfig{Plugin: mysqlproto.NativePasswordPlugin, Credential: mysqlproto.NewCredential("pw")})
-				if err := auth.Run(pc, resp); err != nil {
-					return
-				}
-				for {
-					pc.WriteOK(&mysqlproto.OKPacket{}, resp.Capabilities)
-					pc.Flush()
-					pc.ResetSeq()
-					if _, err := pc.ReadPacket(); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String(), accepted
-}
-
-func testPool(t *testing.T, max int) (*Pool, *atomic.Int64) {
-	addr, accepted := fakeServer(t)
+// testPool is a pool over a fake node that answers every command with OK:
+// enough to exercise the pool without a database.
+func testPool(t *testing.T, max int) (*Pool, func() int) {
+	addr, accepted := prototest.FakeNode(t, "pw", 4096, prototest.OK)
 	p := NewPool(ServerInfo{Name: "fake", Addr: addr}, Options{MaxConns: max, ConnectTimeout: time.Second, IdleTimeout: time.Minute, PingAfterIdle: time.Minute})
 	t.Cleanup(func() { p.CloseIdle(true) })
 	return p, accepted
@@ -87,7 +31,7 @@ func TestPoolReusesIdleConnections(t *testing.T) {
 		}
 		p.Put(c, prof)
 	}
-	if n := accepted.Load(); n != 1 {
+	if n := accepted(); n != 1 {
 		t.Errorf("20 sequential borrows opened %d connections, want 1", n)
 	}
 	st := p.Stats()
@@ -127,8 +71,8 @@ func TestPoolHandsOffToWaitersInOrder(t *testing.T) {
 	for err := range errs {
 		t.Errorf("borrow failed: %v", err)
 	}
-	if peak.Load() > 3 || accepted.Load() > 3 {
-		t.Errorf("peak %d connections in use, %d opened; limit 3", peak.Load(), accepted.Load())
+	if peak.Load() > 3 || accepted() > 3 {
+		t.Errorf("peak %d connections in use, %d opened; limit 3", peak.Load(), accepted())
 	}
 }
 

@@ -10,12 +10,13 @@ import (
 
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/mysqlproto/prototest"
 	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 )
 
 // scriptedNode is a fake MySQL node behind the proxy: it answers
 // "SELECT scripted" with the packets of the current script, cut into
-// the current chunks (each flushed on its own, so the proxy's reads end
+// the current chunks (each written on its own, so the proxy's reads end
 // at arbitrary places: in a header, mid-row, between rows), and anything
 // else with OK.
 type scriptedNode struct {
@@ -26,91 +27,37 @@ type scriptedNode struct {
 }
 
 func startScriptedNode(t testing.TB) *scriptedNode {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := &scriptedNode{addr: ln.Addr().String()}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer nc.Close()
-				n.serve(nc)
-			}()
-		}
-	}()
+	n := &scriptedNode{}
+	n.addr, _ = prototest.FakeNode(t, "p", 64, n.answer)
 	return n
 }
 
-func (n *scriptedNode) serve(nc net.Conn) {
-	bw := bufio.NewWriterSize(nc, 64)
-	pc := mysqlproto.NewConn(bufio.NewReader(nc), bw, 64<<20)
-	scramble, _ := mysqlproto.NewScramble()
-	hs := mysqlproto.Handshake{ServerVersion: "fake", ConnectionID: 7, AuthData: scramble,
-		Capabilities: mysqlproto.DefaultServerCapabilities &^ mysqlproto.ClientCompress, Charset: 45, AuthPlugin: mysqlproto.NativePasswordPlugin}
-	_ = pc.WritePacket(mysqlproto.AppendHandshake(nil, &hs))
-	_ = pc.Flush()
-	pkt, err := pc.ReadPacket()
-	if err != nil {
-		return
+func (n *scriptedNode) answer(pc *mysqlproto.Conn, nc net.Conn, caps mysqlproto.Capability, cmd []byte) bool {
+	if string(cmd) != "\x03SELECT scripted" {
+		return prototest.OK(pc, nc, caps, cmd)
 	}
-	resp, err := mysqlproto.ParseHandshakeResponse(pkt)
-	if err != nil {
-		return
+	n.mu.Lock()
+	payloads, chunks := n.payloads, n.chunks
+	n.mu.Unlock()
+	var wire bytes.Buffer
+	w := mysqlproto.NewPacketWriter(bufio.NewWriter(&wire))
+	w.SetSeq(1)
+	for _, p := range payloads {
+		_ = w.WritePacket(p)
 	}
-	auth := mysqlproto.NewServerAuth(scramble, mysqlproto.ServerAuthConfig{Plugin: mysqlproto.NativePasswordPlugin, Credential: mysqlproto.NewCredential("p")})
-	if err := auth.Run(pc, resp); err != nil {
-		return
-	}
-	_ = pc.WriteOK(&mysqlproto.OKPacket{Status: mysqlproto.ServerStatusAutocommit}, resp.Capabilities) // logged in
-	_ = pc.Flush()
-	for {
-		pc.ResetSeq()
-		cmd, err := pc.ReadPacket()
-		if err != nil {
-			return
+	_ = w.Flush()
+	b := wire.Bytes()
+	for i := 0; len(b) > 0; i++ {
+		size := max(1, min(chunks[min(i, len(chunks)-1)], len(b)))
+		if _, err := nc.Write(b[:size]); err != nil {
+			return false
 		}
-		if len(cmd) > 0 && cmd[0] == byte(mysqlproto.ComQuit) {
-			return
-		}
-		if string(cmd) != "\x03SELECT scripted" {
-			_ = pc.WriteOK(&mysqlproto.OKPacket{Status: mysqlproto.ServerStatusAutocommit}, resp.Capabilities)
-			_ = pc.Flush()
-			continue
-		}
-		n.mu.Lock()
-		payloads, chunks := n.payloads, n.chunks
-		n.mu.Unlock()
-		var wire bytes.Buffer
-		w := mysqlproto.NewPacketWriter(bufio.NewWriter(&wire))
-		w.SetSeq(1)
-		for _, p := range payloads {
-			_ = w.WritePacket(p)
-		}
-		_ = w.Flush()
-		b := wire.Bytes()
-		for i := 0; len(b) > 0; i++ {
-			size := chunks[min(i, len(chunks)-1)]
-			size = max(1, min(size, len(b)))
-			if _, err := nc.Write(b[:size]); err != nil {
-				return
-			}
-			b = b[size:]
-			if i%3 == 0 {
-				time.Sleep(20 * time.Microsecond) // let the proxy read a partial buffer
-			}
+		b = b[size:]
+		if i%3 == 0 {
+			time.Sleep(20 * time.Microsecond) // let the proxy read a partial buffer
 		}
 	}
+	return true
 }
 
 // resultSet builds a one-column text result whose rows have the given
@@ -140,40 +87,14 @@ func resultSet(sizes []int, errAfter int, deprecateEOF bool) [][]byte {
 	return append(out, eof)
 }
 
-// relayClient logs in to the proxy and returns its connection and the
-// capabilities agreed.
-func relayClient(t testing.TB, addr string) (*mysqlproto.Conn, net.Conn, mysqlproto.Capability) {
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
-	pc := mysqlproto.NewConn(bufio.NewReader(nc), bufio.NewWriter(nc), 64<<20)
-	pkt, err := pc.ReadPacket()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := mysqlproto.ParseHandshake(pkt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := mysqlproto.NewClientAuth(&mysqlproto.ClientConfig{User: "u", Password: "p"}, hs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := auth.Run(pc); err != nil {
-		t.Fatal(err)
-	}
-	return pc, nc, auth.Capabilities()
-}
-
 // relayOnce runs one scripted response through the proxy and checks that
 // the client gets exactly its packets, then that the session is still in
 // step (a ping answers).
 func relayOnce(t testing.TB, node *scriptedNode, addr string, sizes []int, errAfter int, chunks []int) {
-	pc, nc, caps := relayClient(t, addr)
-	defer nc.Close()
-	want := resultSet(sizes, errAfter, caps.Has(mysqlproto.ClientDeprecateEOF))
+	c := prototest.Login(t, addr, "u", "p")
+	defer c.NC.Close()
+	pc := c.PC
+	want := resultSet(sizes, errAfter, c.Caps.Has(mysqlproto.ClientDeprecateEOF))
 	node.mu.Lock()
 	node.payloads, node.chunks = want, chunks
 	node.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/mysqlproto/prototest"
 )
 
 // testErrors checks every failure a client can meet: each gives a clear
@@ -209,28 +210,8 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 // rawLogin authenticates a raw protocol connection as the app user.
 func rawLogin(t *testing.T, pt *proxyUnderTest) (net.Conn, *bufio.Reader, *bufio.Writer) {
 	t.Helper()
-	nc, err := net.Dial("tcp", pt.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	br, bw := bufio.NewReader(nc), bufio.NewWriter(nc)
-	pc := mysqlproto.NewConn(br, bw, 1<<20)
-	pkt, err := pc.ReadPacket()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, err := mysqlproto.ParseHandshake(pkt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := mysqlproto.NewClientAuth(&mysqlproto.ClientConfig{User: pt.sb.Credentials.AppUser, Password: pt.sb.Credentials.AppPassword}, hs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := auth.Run(pc); err != nil {
-		t.Fatal(err)
-	}
-	return nc, br, bw
+	c := prototest.Login(t, pt.addr, pt.sb.Credentials.AppUser, pt.sb.Credentials.AppPassword)
+	return c.NC, c.BR, c.BW
 }
 
 // readErrThenClose reads one error packet and checks the server closes.
