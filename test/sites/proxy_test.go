@@ -69,15 +69,7 @@ func siteProxyProcess(t *testing.T, sb *sandbox.Sandbox, site string, port int, 
 			t.Logf("proxy in %s (%s) log:\n%s", site, listen, tail(string(b), 40))
 		}
 	})
-	c := sb.Credentials
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr = c.AppUser, c.AppPassword, "tcp", listen
-	mc.Timeout, mc.ReadTimeout = 5*time.Second, 15*time.Second
-	db, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := appThrough(t, sb, listen)
 	testkit.WaitFor(t, 60*time.Second, "the proxy in "+site+" answering", func() bool {
 		var one int
 		return db.QueryRow("SELECT 1").Scan(&one) == nil

@@ -189,15 +189,23 @@ func siteProxy(t *testing.T, sb *sandbox.Sandbox, home string) (*sql.DB, *galeon
 			WriterWeight: 100 - 10*i, ReaderWeight: 100})
 	}
 	p, addr := proxytest.Start(t, &cfg, nil)
+	return appThrough(t, sb, addr), p
+}
+
+// appThrough is a pool of the sandbox's app connections to addr (a
+// proxy), closed when the test ends.
+func appThrough(t *testing.T, sb *sandbox.Sandbox, addr string) *sql.DB {
+	t.Helper()
+	c := sb.Credentials
 	mc := mysql.NewConfig()
 	mc.User, mc.Passwd, mc.Net, mc.Addr = c.AppUser, c.AppPassword, "tcp", addr
-	mc.Timeout, mc.ReadTimeout = 5*time.Second, 10*time.Second
+	mc.Timeout, mc.ReadTimeout = 5*time.Second, 15*time.Second
 	db, err := sql.Open("mysql", mc.FormatDSN())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db, p
+	return db
 }
 
 // writerIn waits until the proxy's writer is one of want and returns
