@@ -128,6 +128,9 @@ func browse(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath("chromium"), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.UserDataDir(profile), chromedp.WindowSize(1366, 1200),
+		// Its temporary files (org.chromium.*) go under the profile too,
+		// which is removed at the end, not into /tmp.
+		chromedp.Env("TMPDIR="+profile),
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 			browser = cmd
