@@ -408,18 +408,13 @@ def render(results_dir):
         w("")
         w("| target | values | MiB/s | proxy CPU s | RSS before | RSS peak | RSS after idle | |")
         w("|---|--:|--:|--:|--:|--:|--:|---|")
-        for r in lv:
-            d = r.get("json")
-            if isinstance(d, str):
-                try:
-                    d = json.loads(d)
-                except ValueError:
-                    d = None
-            if not isinstance(d, dict):
-                w("| %s | %s | | | | | | |" % (TARGET_NAMES.get(r.get("target"), r.get("target")), r.get("reason") or r.get("status")))
+        for d in lv:
+            name = TARGET_NAMES.get(d.get("target"), d.get("target"))
+            if "values" not in d:  # largevalues did not report
+                w("| %s | %s | | | | | | |" % (name, d.get("reason") or d.get("status")))
                 continue
             w("| %s | %d × %d MiB | %.0f | %.2f | %s | %s | %s after %.0f s | %s |" % (
-                TARGET_NAMES.get(r.get("target"), r.get("target")), d["values"], d["value_mib"], d["mib_per_sec"],
+                name, d["values"], d["value_mib"], d["mib_per_sec"],
                 d["cpu_seconds"], fmt_mib(d["rss_before_kib"]), fmt_mib(d["rss_peak_kib"]),
                 fmt_mib(d["rss_after_kib"]), d["quiet_s"], d.get("error") or ("checked" if d.get("checked_read") else "")))
         w("")

@@ -15,6 +15,7 @@ import (
 	"github.com/galeon-db/galeon/internal/netdelay"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/topology"
+	"github.com/galeon-db/galeon/internal/wsrepview"
 )
 
 const sandboxUsage = `usage: galeon sandbox ACTION [flags]
@@ -371,21 +372,7 @@ func linkLine(l sandbox.Link) string {
 	if l.Err != "" {
 		rtt = "unreachable (" + l.Err + ")"
 	}
-	return fmt.Sprintf("link %s-%s: %s; sent %s→%s %s, %s→%s %s", l.A, l.B, rtt, l.A, l.B, humanBytes(l.BytesA), l.B, l.A, humanBytes(l.BytesB))
-}
-
-// humanBytes renders a byte count in KiB/MiB/GiB.
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 2; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMG"[exp])
+	return fmt.Sprintf("link %s-%s: %s; sent %s→%s %s, %s→%s %s", l.A, l.B, rtt, l.A, l.B, wsrepview.Human(float64(l.BytesA))+"B", l.B, l.A, wsrepview.Human(float64(l.BytesB))+"B")
 }
 
 // cliControl is how the CLI runs a sandbox: progress lines timed from

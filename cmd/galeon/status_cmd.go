@@ -43,7 +43,10 @@ func runStatus(ctx context.Context, args []string) error {
 	if *interval < 100*time.Millisecond {
 		return fmt.Errorf("--interval %s: use at least 100ms", *interval)
 	}
-	targets, err := statusTargets(*nodes, *user, *password, *name, *dir)
+	if *dir == "" {
+		*dir = sandbox.DirFor(*name)
+	}
+	targets, err := statusTargets(*nodes, *user, *password, *dir)
 	if err != nil {
 		return err
 	}
@@ -52,7 +55,7 @@ func runStatus(ctx context.Context, args []string) error {
 			t.DB.Close()
 		}
 	}()
-	control := openControlView(ctx, *disc, *cluster, *nodes == "", *name, *dir)
+	control := openControlView(ctx, *disc, *cluster, *nodes == "", *dir)
 	if control != nil {
 		defer control.Close()
 	}
@@ -60,7 +63,7 @@ func runStatus(ctx context.Context, args []string) error {
 	w.Poll(ctx) // baseline for rates
 	var links *linkWatch
 	if *nodes == "" && !*asJSON {
-		if sb, err := sandbox.Open(sandboxDir(*name, *dir), sandbox.Control{}); err == nil && sb.Net != nil {
+		if sb, err := sandbox.Open(*dir, sandbox.Control{}); err == nil && sb.Net != nil {
 			links = &linkWatch{sb: sb}
 			links.poll(ctx) // baseline for rates
 		}
@@ -150,14 +153,14 @@ func (w *linkWatch) poll(ctx context.Context) []string {
 			out = append(out, fmt.Sprintf("── link %s-%s: %s", l.A, l.B, rtt))
 			continue
 		}
-		rate := func(cur, old uint64) string { return humanBytes(uint64(float64(cur-min(cur, old))/dt)) + "/s" }
+		rate := func(cur, old uint64) string { return wsrepview.Human(float64(cur-min(cur, old))/dt) + "B/s" }
 		out = append(out, fmt.Sprintf("── link %s-%s: %s · %s→%s %s · %s→%s %s", l.A, l.B, rtt, l.A, l.B, rate(l.BytesA, p[0]), l.B, l.A, rate(l.BytesB, p[1])))
 	}
 	w.prev, w.at = next, now
 	return out
 }
 
-func statusTargets(nodes, user, password, name, dir string) ([]wsrepview.Target, error) {
+func statusTargets(nodes, user, password, dir string) ([]wsrepview.Target, error) {
 	type addr struct{ name, hostport, site string }
 	var addrs []addr
 	if nodes != "" {
@@ -178,7 +181,7 @@ func statusTargets(nodes, user, password, name, dir string) ([]wsrepview.Target,
 			addrs = append(addrs, addr{hp, hp, ""})
 		}
 	} else {
-		sb, err := sandbox.Open(sandboxDir(name, dir), sandbox.Control{})
+		sb, err := sandbox.Open(dir, sandbox.Control{})
 		if err != nil {
 			return nil, fmt.Errorf("%w (or pass --nodes host:port,... --user U --password P for any cluster)", err)
 		}
@@ -201,11 +204,4 @@ func statusTargets(nodes, user, password, name, dir string) ([]wsrepview.Target,
 		targets = append(targets, wsrepview.Target{Name: a.name, DB: db, Site: a.site})
 	}
 	return targets, nil
-}
-
-func sandboxDir(name, dir string) string {
-	if dir == "" {
-		return sandbox.DirFor(name)
-	}
-	return dir
 }

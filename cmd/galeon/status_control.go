@@ -23,14 +23,11 @@ type controlView struct {
 // openControlView connects to the control plane of the sandbox (or the
 // given endpoints). Status works without it: nil when there is none or
 // it does not answer (the reason is printed once).
-func openControlView(ctx context.Context, endpoints, cluster string, fromSandbox bool, name, dir string) *controlView {
+func openControlView(ctx context.Context, endpoints, cluster string, fromSandbox bool, dir string) *controlView {
 	if endpoints == "none" {
 		return nil
 	}
 	if fromSandbox && (endpoints == "" || cluster == "") {
-		if dir == "" {
-			dir = sandbox.DirFor(name)
-		}
 		if sb, err := sandbox.Open(dir, sandbox.Control{}); err == nil {
 			if endpoints == "" {
 				endpoints = sb.Discovery

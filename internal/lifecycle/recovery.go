@@ -291,10 +291,8 @@ func action(in RecoveryInput, id, kind, node, reason string) discovery.Action {
 	return discovery.Action{ID: id, Kind: kind, Node: node, Reason: reason, Controller: in.Controller, At: in.Now.UTC()}
 }
 
-// membersReporting counts the registered nodes that were seen in the last
-// Primary component, plus the members of it that were never seen (their
-// agent was gone before the controller saw them Primary): those are
-// counted as reporting only if registered now.
+// membersReporting counts the registered nodes that were members of the
+// last Primary component.
 func membersReporting(in RecoveryInput) int {
 	n := 0
 	for _, f := range in.Nodes {

@@ -65,10 +65,9 @@ func NewCompressor(r io.Reader, w io.Writer, maxPacketSize int) *Compressor {
 	return &Compressor{r: r, w: w, max: maxPacketSize}
 }
 
-// releaseLarge drops the packet buffers grown past 1 MiB (read and
-// written), unless
-// decompressed bytes are still waiting to be read; it returns how many
-// bytes it let go.
+// releaseLarge drops the packet buffers (read and written) grown past
+// 1 MiB, unless decompressed bytes are still waiting to be read; it
+// returns how many bytes it let go.
 func (c *Compressor) releaseLarge() int {
 	if len(c.in) > 0 {
 		return 0

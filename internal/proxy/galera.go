@@ -143,7 +143,7 @@ func (p *Proxy) policyWriter(servers []topology.Server, current string) string {
 		if gs.recheck != nil {
 			gs.recheck.Stop()
 		}
-		gs.recheck = time.AfterFunc(recheck+10*time.Millisecond, func() { _ = p.view.Update(func(*topology.Server) error { return nil }) })
+		gs.recheck = time.AfterFunc(recheck+10*time.Millisecond, p.view.Reconsider)
 		gs.mu.Unlock()
 	}
 	return w

@@ -8,10 +8,11 @@ import (
 )
 
 // learnHomeSite runs while proxy.site = "auto": it gathers the round
-// trips of the Galera monitor's checks by site and, once one site is
-// clearly the nearest (topology.NearestSite) once every site has
-// answered a few checks, makes it the home site and stops. Until then, and for good where no site stands out (a proxy as
-// near to every site), reads go to every site.
+// trips of the Galera monitor's checks by site and, once every site has
+// answered a few checks and one is clearly the nearest
+// (topology.NearestSite), makes it the home site and stops. Until then,
+// and for good where no site stands out (a proxy as near to every
+// site), reads go to every site.
 func (p *Proxy) learnHomeSite(ctx context.Context) {
 	if p.galera.monitor == nil {
 		p.log.Warn("proxy.site = \"auto\" learns the site from the Galera monitor's checks: set galera.monitor_user; reads go to every site")

@@ -150,12 +150,12 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 		switch {
 		case !buffered:
 			err = s.pc.WriteRaw(raw)
-		case adjacent(run, raw):
-			run = run[:len(run)+len(raw)]
+		case len(run) == 0:
+			run = raw
 		default:
-			if err = flush(); err == nil {
-				run = raw
-			}
+			// Nothing was read since the run began (a read writes the
+			// run out first), so raw follows it in the buffer.
+			run = run[:len(run)+len(raw)]
 		}
 		if err != nil {
 			// The client is gone; the backend stream is mid-response.
@@ -181,12 +181,6 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 		res.rows = rowCount(f, c.Caps)
 	}
 	return res, s.pc.Flush()
-}
-
-// adjacent reports whether next starts where run ends in the same
-// buffer, so run can grow over it.
-func adjacent(run, next []byte) bool {
-	return len(run) > 0 && len(next) > 0 && cap(run)-len(run) >= len(next) && &run[:len(run)+1][len(run)] == &next[0]
 }
 
 // rowCount derives the number of rows of a single result set from the

@@ -237,15 +237,15 @@ func (s *session) ready(c *backend.Conn, hostgroup string, snap *topology.Snapsh
 // left the Primary component instead of failing over. A session that
 // set the variable itself keeps its own value.
 func (s *session) dirtyReads(c *backend.Conn, hostgroup string, snap *topology.Snapshot) error {
-	if _, own := s.vars["wsrep_dirty_reads"]; own {
-		return nil
-	}
 	want := false
 	if hostgroup != config.HostgroupWriter && snap.StaleReads {
 		srv, _ := snap.Server(c.Server())
 		want = srv.Stale
 	}
 	if c.DirtyReads == want {
+		return nil // the common case: nothing stale, nothing to undo
+	}
+	if _, own := s.vars["wsrep_dirty_reads"]; own {
 		return nil
 	}
 	q := "SET SESSION wsrep_dirty_reads = OFF"

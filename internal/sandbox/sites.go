@@ -416,12 +416,8 @@ func (sb *Sandbox) Links(ctx context.Context, timeout time.Duration) ([]Link, er
 	if sb.Net == nil {
 		return nil, fmt.Errorf("sandbox %q has no sites: create one with --dc", sb.Name)
 	}
-	flows, err := sb.Net.Traffic(ctx)
-	if err != nil {
-		return nil, err
-	}
 	sent := map[[2]string]uint64{}
-	for _, f := range flows {
+	for _, f := range sb.Net.Traffic(ctx) {
 		sent[[2]string{f.From, f.To}] = f.Bytes
 	}
 	// A member of each site to dial: a data node's MySQL port, or an

@@ -182,7 +182,7 @@ func Sites(rows []Row) []SiteSummary {
 // Line renders a site's summary above its nodes' lines.
 func (s SiteSummary) Line() string {
 	line := fmt.Sprintf("── %s (segment %d): %d of %d Primary · repl latency %.1f ms · in %sB/s out %sB/s",
-		s.Name, s.Segment, s.Primary, s.Nodes, 1000*s.ReplLatencyMax, human(s.InBytesPerSec), human(s.OutBytesPerSec))
+		s.Name, s.Segment, s.Primary, s.Nodes, 1000*s.ReplLatencyMax, Human(s.InBytesPerSec), Human(s.OutBytesPerSec))
 	if len(s.Delayed) > 0 {
 		line += " · delayed: " + strings.Join(s.Delayed, "; ")
 	}
@@ -232,7 +232,7 @@ func (r Row) Line() string {
 		if !r.Rates {
 			return "-"
 		}
-		return human(v)
+		return Human(v)
 	}
 	small := func(v int64) string {
 		if !r.Rates {
@@ -258,7 +258,7 @@ func (r Row) Line() string {
 		rate(r.OutMsgsPerSec), rate(r.OutBytesPerSec), r.SendQueue,
 		rate(r.InMsgsPerSec), rate(r.InBytesPerSec), r.RecvQueue,
 		pause, small(r.FCSent), small(r.CertFailures), small(r.BFAborts),
-		human(float64(r.ISTWindow)), human(float64(r.CertIndexSize)), r.ApplyEfficiency)
+		Human(float64(r.ISTWindow)), Human(float64(r.CertIndexSize)), r.ApplyEfficiency)
 }
 
 func trunc(s string, n int) string {
@@ -268,8 +268,8 @@ func trunc(s string, n int) string {
 	return s
 }
 
-// human prints a number in at most 5 characters: 950, 12.3K, 4.5M.
-func human(v float64) string {
+// Human prints a number in at most 5 characters: 950, 12.3K, 4.5M.
+func Human(v float64) string {
 	switch {
 	case v < 1000:
 		if v == float64(int64(v)) {

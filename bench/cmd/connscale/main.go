@@ -38,6 +38,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/bench/internal/procstat"
 )
 
 type options struct {
@@ -493,53 +495,10 @@ type probe struct {
 	adminQuery string
 }
 
-func (p probe) rssKiB() int64 {
-	if p.pid <= 0 {
-		return -1
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			f := strings.Fields(line)
-			if len(f) >= 2 {
-				v, err := strconv.ParseInt(f[1], 10, 64)
-				if err == nil {
-					return v
-				}
-			}
-		}
-	}
-	return -1
-}
+func (p probe) rssKiB() int64 { return procstat.RSSKiB(p.pid) }
 
 // cpuSeconds is utime+stime of the whole process (all threads).
-func (p probe) cpuSeconds() float64 {
-	if p.pid <= 0 {
-		return -1
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
-	if err != nil {
-		return -1
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14
-	if len(f) < 13 {
-		return -1
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	return float64(ut+st) / 100 // USER_HZ is 100 on Linux
-}
+func (p probe) cpuSeconds() float64 { return procstat.CPUSeconds(p.pid) }
 
 func (p probe) socketInodes() map[string]bool {
 	dir := fmt.Sprintf("/proc/%d/fd", p.pid)

@@ -18,15 +18,18 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/bench/internal/procstat"
 )
 
 type result struct {
+	Kind        string  `json:"kind"` // "largevalues": a record of bench/run.sh's raw.jsonl
+	Target      string  `json:"target"`
+	Status      string  `json:"status"` // ok, or failed (Error says why)
 	Values      int     `json:"values"`
 	ValueMiB    int     `json:"value_mib"`
 	Conns       int     `json:"conns"`
@@ -45,16 +48,17 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:6033", "MySQL endpoint host:port")
 	user := flag.String("user", "app", "user (password from MYSQL_PWD)")
 	db := flag.String("db", "sbtest", "database")
+	target := flag.String("target", "", "what addr is (haproxy, galeon), for the record")
 	pid := flag.Int("pid", 0, "the proxy's PID, whose memory is watched")
 	values := flag.Int("values", 6, "values to send and read back")
 	size := flag.Int("mib", 24, "size of each value in MiB")
 	conns := flag.Int("conns", 3, "client connections the values are spread over")
 	quiet := flag.Duration("quiet", 30*time.Second, "idle time before the last RSS reading")
 	flag.Parse()
-	r := result{Values: *values, ValueMiB: *size, Conns: *conns, QuietS: quiet.Seconds()}
+	r := result{Kind: "largevalues", Target: *target, Status: "ok", Values: *values, ValueMiB: *size, Conns: *conns, QuietS: quiet.Seconds()}
 	err := run(&r, *addr, *user, *db, *pid, *quiet)
 	if err != nil {
-		r.Error = err.Error()
+		r.Status, r.Error = "failed", err.Error()
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(r)
 	fmt.Fprintf(os.Stderr, "largevalues: %d × %d MiB over %d connections in %.1f s (%.0f MiB/s); proxy RSS %d → peak %d → %d KiB after %.0f s idle%s\n",
@@ -91,8 +95,8 @@ func run(r *result, addr, user, db string, pid int, quiet time.Duration) error {
 	if _, err := handle.ExecContext(ctx, "TRUNCATE TABLE bench_large"); err != nil {
 		return err
 	}
-	r.RSSBefore = rssKiB(pid)
-	cpu0 := cpuSeconds(pid)
+	r.RSSBefore = procstat.RSSKiB(pid)
+	cpu0 := procstat.CPUSeconds(pid)
 	var peak atomic.Int64
 	peak.Store(r.RSSBefore)
 	stop := make(chan struct{})
@@ -106,7 +110,7 @@ func run(r *result, addr, user, db string, pid int, quiet time.Duration) error {
 			case <-stop:
 				return
 			case <-t.C:
-				if v := rssKiB(pid); v > peak.Load() {
+				if v := procstat.RSSKiB(pid); v > peak.Load() {
 					peak.Store(v)
 				}
 			}
@@ -134,10 +138,10 @@ func run(r *result, addr, user, db string, pid int, quiet time.Duration) error {
 	}
 	r.Seconds = time.Since(start).Seconds()
 	r.MiBPerSec = float64(2*r.Values*r.ValueMiB) / r.Seconds
-	r.CPUSeconds = cpuSeconds(pid) - cpu0
+	r.CPUSeconds = procstat.CPUSeconds(pid) - cpu0
 	close(stop)
 	<-sampled
-	r.RSSPeak = max(peak.Load(), rssKiB(pid))
+	r.RSSPeak = max(peak.Load(), procstat.RSSKiB(pid))
 	r.CheckedRead = first == nil
 	if _, err := handle.ExecContext(ctx, "DROP TABLE bench_large"); err != nil && first == nil {
 		first = err
@@ -145,7 +149,7 @@ func run(r *result, addr, user, db string, pid int, quiet time.Duration) error {
 	// The client connections stay open and idle, as an application's
 	// pool would keep them.
 	time.Sleep(quiet)
-	r.RSSAfter = rssKiB(pid)
+	r.RSSAfter = procstat.RSSKiB(pid)
 	return first
 }
 
@@ -162,39 +166,4 @@ func roundTrip(ctx context.Context, db *sql.DB, id int, value []byte) error {
 		return fmt.Errorf("value %d came back different (%d bytes, want %d)", id, len(got), len(value))
 	}
 	return nil
-}
-
-// rssKiB reads VmRSS of pid (-1 if unknown).
-func rssKiB(pid int) int64 {
-	if pid <= 0 {
-		return -1
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
-		}
-	}
-	return -1
-}
-
-// cpuSeconds reads utime+stime of pid (clock ticks of 1/100 s, the
-// Linux default).
-func cpuSeconds(pid int) float64 {
-	if pid <= 0 {
-		return -1
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	k, _ := strconv.ParseInt(f[12], 10, 64)
-	return float64(u+k) / 100
 }
