@@ -50,6 +50,9 @@ type Conn struct {
 	Diag bool
 
 	gen uint64 // bumped on every Put, under the pool's lock
+	// globalsGen is the pool's generation of the node's globals when
+	// the connection was opened (see Pool.SetGlobals).
+	globalsGen uint64
 
 	lastUsed    time.Time
 	broken      bool

@@ -78,6 +78,14 @@ type Pool struct {
 
 	writerInUse atomic.Int64
 
+	// globalsGen counts changes of the node's global variables seen by
+	// the health checks (SetGlobals) or made through the proxy
+	// (GlobalsChanged); a connection opened in an older generation
+	// carries session defaults that no new session would get, and is
+	// closed instead of reused.
+	globalsGen atomic.Uint64
+	globals    atomic.Pointer[string]
+
 	connOK, connErr, maxUsed atomic.Int64
 	used                     atomic.Int64
 	queries                  atomic.Int64
@@ -115,6 +123,14 @@ func (p *Pool) TryIdle(prof Profile) *Conn {
 	}
 	c := p.popIdleLocked(prof)
 	p.mu.Unlock()
+	if c.globalsGen != p.globalsGen.Load() {
+		// Opened before a change of globals.
+		p.mu.Lock()
+		delete(p.inUse, c)
+		p.mu.Unlock()
+		p.discard(c)
+		return nil
+	}
 	p.markUsed()
 	return c
 }
@@ -141,6 +157,13 @@ func (p *Pool) Get(ctx context.Context, prof Profile) (*Conn, error) {
 		if len(p.idle[prof]) > 0 {
 			c := p.popIdleLocked(prof)
 			p.mu.Unlock()
+			if c.globalsGen != p.globalsGen.Load() {
+				p.mu.Lock()
+				delete(p.inUse, c)
+				p.mu.Unlock()
+				p.discard(c)
+				continue
+			}
 			if time.Since(c.lastUsed) > p.opts.PingAfterIdle {
 				if err := c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}); err != nil {
 					p.mu.Lock()
@@ -244,6 +267,7 @@ func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
 		AllowPublicKeyRetrieval: true,
 	}
 	start := time.Now()
+	gen := p.globalsGen.Load() // before the dial: a change during it makes c stale
 	c, err := dial(ctx, p.server.Addr, cfg, p.opts.ConnectTimeout)
 	if err != nil {
 		p.connErr.Add(1)
@@ -256,7 +280,29 @@ func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
 	p.connOK.Add(1)
 	c.pool = p
 	c.lastUsed = time.Now()
+	c.globalsGen = gen
 	return c, nil
+}
+
+// SetGlobals records the fingerprint of the node's global variables from
+// a health check; when it differs from the previous one, connections
+// opened before are retired (GlobalsChanged).
+func (p *Pool) SetGlobals(fingerprint string) {
+	if fingerprint == "" {
+		return // not measured (a failed check, or not MariaDB)
+	}
+	old := p.globals.Swap(&fingerprint)
+	if old != nil && *old != fingerprint {
+		p.GlobalsChanged()
+	}
+}
+
+// GlobalsChanged says the node's global variables changed: idle
+// connections are closed now, those in use when they come back, so a new
+// session never inherits the session defaults of the old globals.
+func (p *Pool) GlobalsChanged() {
+	p.globalsGen.Add(1)
+	p.CloseIdle(true)
 }
 
 // Retire closes the idle connections of a node that left the cluster;
@@ -286,7 +332,7 @@ func (p *Pool) LastError() string {
 func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
 	p.used.Add(-1)
 	p.endUse(c)
-	if c.broken || c.fenced.Load() || p.retired.Load() {
+	if c.broken || c.fenced.Load() || p.retired.Load() || c.globalsGen != p.globalsGen.Load() {
 		p.discard(c)
 		return 0
 	}

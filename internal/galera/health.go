@@ -85,6 +85,10 @@ type Health struct {
 	Missed     int // consecutive failed polls
 	good       int // consecutive good polls
 	LastCommit int64
+	// Globals fingerprints the node's global values of every variable a
+	// session inherits (GlobalsKey); it changes when an operator runs
+	// SET GLOBAL, so pooled connections opened before can be retired.
+	Globals string
 }
 
 // nonBlockingSST are the SST methods that leave the donor serving queries.
@@ -116,6 +120,7 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 	h.ClusterID = v["wsrep_cluster_state_uuid"]
 	h.Size = int(num("wsrep_cluster_size"))
 	h.LastCommit = num("wsrep_last_committed")
+	h.Globals = v[GlobalsKey]
 	h.ReadOnly = on("read_only")
 	h.Segment = segment(v["wsrep_provider_options"])
 	h.Lagging = p.MaxTransactionsBehind > 0 && num("wsrep_local_recv_queue") > p.MaxTransactionsBehind

@@ -480,3 +480,9 @@ func (f *ResponseFramer) terminator(payload []byte, allowMore bool) (FrameState,
 	f.state = fsDone
 	return FrameDone, nil
 }
+
+// InColumnDefs reports whether the next packet Next takes is a column
+// definition of a result set or of a prepared statement's columns.
+func (f *ResponseFramer) InColumnDefs() bool {
+	return f.state == fsColumnDefs || f.state == fsPrepColumnDefs
+}

@@ -61,9 +61,9 @@ func (s *session) comChangeUser(pkt []byte) (bool, error) {
 	if cu.charset != 0 {
 		s.prof.Charset = cu.charset
 	}
-	s.schema = cu.db
+	s.setSchema(cu.db)
 	if s.schema == "" {
-		s.schema = u.defaultSchema
+		s.setSchema(u.defaultSchema)
 	}
 	return false, s.sendOK()
 }

@@ -61,6 +61,9 @@ func (p *Proxy) setupGalera() {
 func (p *Proxy) applyHealth(h map[string]galera.Health) {
 	gs := p.galera
 	for name, nh := range h {
+		// New sessions start from the node's current globals: pooled
+		// connections opened before a SET GLOBAL are retired.
+		p.pool(name).SetGlobals(nh.Globals)
 		gs.mu.Lock()
 		if nh.State == galera.Online && !gs.monOnline[name] {
 			gs.since[name] = time.Now()

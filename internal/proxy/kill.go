@@ -17,8 +17,8 @@ import (
 // sessions from sessionIDBase up, above the thread ids nodes hand out,
 // and answers KILL of such an id itself: it interrupts the statement the
 // session runs on its node (KILL QUERY with the backend thread id) and,
-// for KILL [CONNECTION], ends the session too. Smaller ids are node
-// thread ids (as SHOW PROCESSLIST shows them) and go to the node.
+// for KILL [CONNECTION], ends the session too. A smaller id is a node's
+// thread id, which galeon refuses to kill (see comKillStatement).
 
 // sessionIDBase is the first session id; ids stay below 2^31 so that
 // clients reading them as signed 32-bit integers see them positive.
@@ -30,8 +30,7 @@ func (p *Proxy) nextSessionID() uint32 {
 }
 
 // killTarget parses KILL [HARD|SOFT] [CONNECTION|QUERY] id; ok is false
-// for other forms (KILL USER, KILL QUERY ID) and for ids that are not
-// galeon's.
+// for other forms (KILL USER, KILL QUERY ID).
 func killTarget(q string) (id uint32, queryOnly, ok bool) {
 	f := strings.Fields(strings.TrimRight(strings.TrimSpace(q), "; \t\n"))
 	if len(f) < 2 || !strings.EqualFold(f[0], "KILL") {
@@ -49,10 +48,26 @@ func killTarget(q string) (id uint32, queryOnly, ok bool) {
 		return 0, false, false
 	}
 	n, err := strconv.ParseUint(f[0], 10, 32)
-	if err != nil || n < sessionIDBase {
+	if err != nil {
 		return 0, false, false
 	}
 	return uint32(n), queryOnly, true
+}
+
+// comKillStatement answers a KILL statement. Only galeon's own session
+// ids are valid targets: a node's thread id, sent on, would end whichever
+// pooled connection has it — another client's, maybe.
+func (s *session) comKillStatement(q string) error {
+	id, queryOnly, ok := killTarget(q)
+	switch {
+	case !ok:
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1235),
+			"galeon: this KILL form (KILL USER, KILL QUERY ID) would act on a node's pooled connections, which other sessions share; use KILL [QUERY] with a galeon connection id (CONNECTION_ID(), SHOW PROCESSLIST), or connect to the node itself"))
+	case id < sessionIDBase:
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1094),
+			"Unknown thread id: %d (galeon: connection ids through galeon are galeon's session ids, as CONNECTION_ID() and SHOW PROCESSLIST give them, from %d up; to kill a node's own thread, connect to the node)", id, uint32(sessionIDBase)))
+	}
+	return s.comKill(id, queryOnly)
 }
 
 // comKill answers KILL of a galeon session id.

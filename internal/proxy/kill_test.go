@@ -13,7 +13,7 @@ func TestKillTarget(t *testing.T) {
 		{"kill query 1073741900;", 1073741900, true, true},
 		{"KILL HARD CONNECTION 1073741826", 1073741826, false, true},
 		{"KILL SOFT QUERY 1073741827", 1073741827, true, true},
-		{"KILL 42", 0, false, false},                  // a node's thread id: for the node
+		{"KILL 42", 42, false, true},                  // parsed; refused later: a node thread id
 		{"KILL QUERY ID 1073741825", 0, false, false}, // a query id, not a connection
 		{"KILL USER app", 0, false, false},
 		{"KILL 99999999999", 0, false, false},

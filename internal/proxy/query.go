@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -239,9 +240,21 @@ func (s *session) comQuery(pkt []byte) error {
 	// client read: no copy on the hot path.
 	q := unsafe.String(unsafe.SliceData(qb), len(qb))
 	r := sqlclass.Classify(q)
+	if r.UsesConnectionID {
+		// CONNECTION_ID() is galeon's session id, whichever pooled
+		// connection runs the statement.
+		if q2, spelling, n := sqlclass.ReplaceConnectionID(q, s.id); n > 0 {
+			q, pkt = q2, mysqlproto.AppendComQuery(nil, q2, s.caps)
+			s.rename = columnRename{from: strconv.FormatUint(uint64(s.id), 10), to: spelling}
+			defer func() { s.rename = columnRename{} }()
+		}
+	}
 	if r.Kind == sqlclass.Kill {
-		if id, queryOnly, ok := killTarget(q); ok {
-			return s.comKill(id, queryOnly)
+		return s.comKillStatement(q)
+	}
+	if r.Kind == sqlclass.Show {
+		if full, ok := processlistQuery(q); ok {
+			return s.comProcesslist(q, full)
 		}
 	}
 	s.infile = false
@@ -299,11 +312,12 @@ func (s *session) comQuery(pkt []byte) error {
 			switch {
 			case r.Kind == sqlclass.Use:
 				if db := strings.Clone(useTarget(q)); db != "" {
-					s.schema, c.Schema = db, db
+					s.setSchema(db)
+					c.Schema = db
 				}
 			case r.Kind == sqlclass.Set && setParsed:
-				if !s.recordSet(setAs, c) {
-					s.pin(c, "user variables")
+				if why := s.recordSet(setAs, c); why != "" {
+					s.pin(c, why)
 				}
 			case r.Kind == sqlclass.Set:
 				s.pin(c, "SET that galeon cannot replay")
@@ -428,7 +442,8 @@ func (s *session) comInitDB(pkt []byte) error {
 		return s.backendFailed(c, err, res)
 	}
 	if !res.isErr {
-		s.schema, c.Schema = db, db
+		s.setSchema(db)
+		c.Schema = db
 	}
 	s.after(c, sqlclass.Result{Kind: sqlclass.Use}, res)
 	return nil

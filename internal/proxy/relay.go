@@ -112,10 +112,20 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			c.MarkBroken()
 			return res, &backendErr{c.Server(), err}
 		}
+		colDef := s.rename.from != "" && f.InColumnDefs()
 		st, err := f.Next(mysqlproto.RawPayload(raw))
 		if err != nil {
 			c.MarkBroken()
 			return res, &backendErr{c.Server(), err}
+		}
+		if colDef {
+			if renamed := s.rename.apply(raw); renamed != nil {
+				raw, buffered = renamed, false
+				if err := flush(); err != nil {
+					c.MarkBroken()
+					return res, err
+				}
+			}
 		}
 		if st == mysqlproto.FrameLocalInfile {
 			first = false
@@ -213,3 +223,21 @@ func (e *nodeRejects) Error() string { return e.server + " refuses queries (WSRE
 type protoErr string
 
 func (e protoErr) Error() string { return string(e) }
+
+// columnRename gives a result's column its name back after galeon
+// rewrote the statement: "SELECT CONNECTION_ID()" runs as "SELECT
+// 1073741825", and the client must still see a column named
+// CONNECTION_ID(), as it would on a direct connection.
+type columnRename struct{ from, to string }
+
+// apply returns raw (a column definition with its header) renamed, or
+// nil when its name is not the one rewritten.
+func (r columnRename) apply(raw []byte) []byte {
+	payload := mysqlproto.RenameColumn(mysqlproto.RawPayload(raw), r.from, r.to)
+	if payload == nil {
+		return nil
+	}
+	out := mysqlproto.AppendUint24(make([]byte, 0, 4+len(payload)), uint32(len(payload)))
+	out = append(out, raw[3])
+	return append(out, payload...)
+}

@@ -66,6 +66,13 @@ type session struct {
 	// by that other session.
 	running  atomic.Pointer[backend.Conn]
 	userName atomic.Pointer[string]
+	// What SHOW PROCESSLIST shows of the session to the others: its
+	// schema, the command it runs (busySince != 0) or since when it is
+	// idle (unix nanoseconds).
+	db        atomic.Pointer[string]
+	command   atomic.Uint32
+	busySince atomic.Int64
+	idleSince atomic.Int64
 
 	held *backend.Conn
 	hold holdKind
@@ -95,6 +102,9 @@ type session struct {
 
 	framer  mysqlproto.ResponseFramer
 	scratch []byte
+	// rename is set while a statement whose CONNECTION_ID() galeon
+	// replaced runs (see columnRename).
+	rename columnRename
 }
 
 // writeBuffers lend sessions their 8 KiB output buffer for the duration
@@ -149,6 +159,7 @@ func (s *session) run() {
 		s.p.log.Debug("handshake", "client", s.host, "err", err)
 		return
 	}
+	s.idleSince.Store(time.Now().UnixNano())
 	if s.caps.Has(mysqlproto.ClientCompress) {
 		// Compression starts after the OK that ends the connection phase.
 		s.out = s.pc.StartCompression(s.out)
@@ -170,7 +181,11 @@ func (s *session) run() {
 			_ = s.returnWriter()
 			return
 		}
+		s.command.Store(uint32(pkt[0]))
+		s.busySince.Store(time.Now().UnixNano())
 		quit, err := s.dispatch(pkt)
+		s.idleSince.Store(time.Now().UnixNano())
+		s.busySince.Store(0)
 		if rerr := s.returnWriter(); err == nil {
 			err = rerr
 		}
@@ -328,7 +343,7 @@ func (s *session) handshake() error {
 	if db != "" {
 		// Check the schema now, so a bad one fails the connect as it
 		// would on MySQL, with the server's own error.
-		s.schema = db
+		s.setSchema(db)
 		c, err := s.acquire(s.readHostgroup())
 		if err != nil {
 			s.fail(asSQLError(err))
@@ -379,10 +394,7 @@ func (s *session) dispatch(pkt []byte) (quit bool, err error) {
 	case mysqlproto.ComProcessKill:
 		if len(pkt) == 5 {
 			id := uint32(pkt[1]) | uint32(pkt[2])<<8 | uint32(pkt[3])<<16 | uint32(pkt[4])<<24
-			if id >= sessionIDBase {
-				return false, s.comKill(id, false)
-			}
-			return false, s.comQuery(append([]byte{byte(mysqlproto.ComQuery)}, fmt.Sprintf("KILL %d", id)...))
+			return false, s.comKillStatement(fmt.Sprintf("KILL %d", id))
 		}
 	}
 	return false, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
@@ -419,4 +431,10 @@ func (s *session) resetState() {
 	s.stmts = map[uint32]*clientStmt{}
 	s.longData = false
 	s.multiStmts = s.caps.Has(mysqlproto.ClientMultiStatements)
+}
+
+// setSchema records the session's current schema.
+func (s *session) setSchema(db string) {
+	s.schema = db
+	s.db.Store(&db)
 }

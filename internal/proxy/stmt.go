@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/binary"
+	"strconv"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
@@ -26,6 +27,9 @@ type clientStmt struct {
 	// omit them on later executions, but a connection that never saw them
 	// needs them.
 	types []byte
+	// rename: the statement's CONNECTION_ID() was replaced (see
+	// columnRename).
+	rename columnRename
 }
 
 // maxStmtsPerConn bounds the statements cached on one backend connection:
@@ -97,13 +101,19 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 	s.lastPrepared = 0
 	sql := string(pkt[1:])
 	r := sqlclass.Classify(sql)
-	c, hg, err := s.connFor(sql, r)
+	hash, text := sqlclass.DigestInto(nil, sql)
+	var rename columnRename
+	if r.UsesConnectionID {
+		if sql2, spelling, n := sqlclass.ReplaceConnectionID(sql, s.id); n > 0 {
+			sql, pkt = sql2, append([]byte{byte(mysqlproto.ComStmtPrepare)}, sql2...)
+			rename = columnRename{from: strconv.FormatUint(uint64(s.id), 10), to: spelling}
+		}
+	}
+	c, _, err := s.connFor(sql, r)
 	if err != nil {
 		return s.sendErr(asSQLError(err))
 	}
-	_ = hg
-	cs := &clientStmt{sql: sql, class: r}
-	hash, text := sqlclass.DigestInto(nil, sql)
+	cs := &clientStmt{sql: sql, class: r, rename: rename}
 	cs.digest, cs.digestText = hash, text
 	// Prepare on the backend and relay its answer (parameter and column
 	// definitions) with the statement id replaced by ours. A copy already
@@ -134,10 +144,14 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 			c.MarkBroken()
 			return s.backendFailed(c, &backendErr{c.Server(), err}, res)
 		}
+		colDef := rename.from != "" && f.InColumnDefs()
 		st, err := f.Next(mysqlproto.RawPayload(raw))
 		if err != nil {
 			c.MarkBroken()
 			return s.backendFailed(c, &backendErr{c.Server(), err}, res)
+		}
+		if renamed := rename.apply(raw); colDef && renamed != nil {
+			raw = renamed
 		}
 		if first && f.Result() == mysqlproto.ResultOK {
 			ok := f.PrepareOK()
@@ -200,15 +214,14 @@ func (s *session) comStmtExecute(pkt []byte) error {
 		}
 		if cs.class.Kind == sqlclass.Set && !res.isErr {
 			// A SET sent as a prepared statement changes the session like
-			// a plain one. Without parameters it replays as text; with
-			// them its values are only in the binary packet, so the
-			// session is pinned.
-			if as, err := sqlclass.ParseSet(cs.sql); err == nil && cs.numParams == 0 {
-				if !s.recordSet(as, c) {
-					s.pin(c, "user variables")
+			// a plain one; a parameter's value, like any expression's, is
+			// read back from the connection.
+			if as, err := sqlclass.ParseSet(cs.sql); err == nil {
+				if why := s.recordSet(as, c); why != "" {
+					s.pin(c, why)
 				}
 			} else {
-				s.pin(c, "SET with parameters, sent as a prepared statement")
+				s.pin(c, "SET that galeon cannot replay, sent as a prepared statement")
 			}
 		}
 		s.longData = false
@@ -225,6 +238,8 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 	start := time.Now()
 	label := statementNoBackend // see comQuery
 	defer func() { s.p.hist.observeStatement(label, time.Since(start)) }()
+	s.rename = cs.rename
+	defer func() { s.rename = columnRename{} }()
 	var rejected []string
 	for attempt := 0; ; attempt++ {
 		c, hg, err := s.connFor(cs.sql, cs.class)

@@ -53,6 +53,7 @@ func merge(parts []Statement) Result {
 		m.UsesUserVars = m.UsesUserVars || p.UsesUserVars
 		m.NeedsSameConn = m.NeedsSameConn || p.NeedsSameConn
 		m.UsesLastInsertID = m.UsesLastInsertID || p.UsesLastInsertID
+		m.UsesConnectionID = m.UsesConnectionID || p.UsesConnectionID
 		m.AdvisoryLock |= p.AdvisoryLock
 		if p.TempTable == TempCreate || m.TempTable == TempNone {
 			if p.TempTable != TempNone {

@@ -107,6 +107,9 @@ type Result struct {
 	// @@identity), the one per-connection value galeon can replay on
 	// another connection.
 	UsesLastInsertID bool
+	// UsesConnectionID: the statement calls CONNECTION_ID(), which the
+	// proxy replaces by its session id (ReplaceConnectionID).
+	UsesConnectionID bool
 
 	write bool
 	parts []Statement

@@ -35,6 +35,7 @@ const (
 	wSameConnFn
 	wLastInsertID // LAST_INSERT_ID(): per-connection, and replayable
 	wSeqWriteFn
+	wConnectionID // CONNECTION_ID(): the proxy answers with its own session id
 )
 
 // scan consumes tokens up to and including the statement's top-level ';'
@@ -76,7 +77,7 @@ loop:
 				}
 			case wCalcFoundRows:
 				r.NeedsSameConn = true
-			case wGetLock, wReleaseLock, wInspectLock, wSameConnFn, wLastInsertID, wSeqWriteFn:
+			case wGetLock, wReleaseLock, wInspectLock, wSameConnFn, wLastInsertID, wSeqWriteFn, wConnectionID:
 				fn = w
 			}
 			prev2, prev = prev, w
@@ -121,6 +122,8 @@ func applyFn(fn word, r *Result) {
 		r.NeedsSameConn, r.UsesLastInsertID = true, true
 	case wSeqWriteFn:
 		r.write = true
+	case wConnectionID:
+		r.UsesConnectionID = true
 	}
 }
 
@@ -186,6 +189,10 @@ func wordOf(s string) word {
 			return wReleaseLock
 		case eqFold(s, "IS_USED_LOCK"), eqFold(s, "IS_FREE_LOCK"):
 			return wInspectLock
+		}
+	case 13:
+		if eqFold(s, "CONNECTION_ID") {
+			return wConnectionID
 		}
 	case 14:
 		if eqFold(s, "LAST_INSERT_ID") {
