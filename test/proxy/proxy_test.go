@@ -446,6 +446,8 @@ c.close()
 			cfg.Servers[i].WriterWeight, cfg.Servers[i].ReaderWeight = 100-40*i, 100
 		}
 	})
+	t.Run("session fidelity", func(t *testing.T) { testSessionFidelity(t, pt, gp, sb) })
+
 	t.Run("metrics, dashboard and alert rules", func(t *testing.T) { testMetrics(t, gp) })
 
 	t.Run("web dashboard and its actions", func(t *testing.T) { testDashboard(t, gp, sb) })
