@@ -319,8 +319,8 @@ func TestProxy(t *testing.T) {
 		if len(nodes) < 2 {
 			t.Errorf("reads stayed on %v: replay of the prepared SET was not exercised", nodes)
 		}
-		// With a parameter the value is only in the binary packet: the
-		// session is pinned, and the setting holds.
+		// With a parameter the value is only in the binary packet: galeon
+		// reads it back from the connection, and the setting holds.
 		conn2 := pinConn(t, pt.db(t, nil))
 		if _, err := conn2.ExecContext(context.Background(), "SET SESSION sql_mode = ?", "NO_ZERO_DATE"); err != nil {
 			t.Fatal(err)
