@@ -95,6 +95,8 @@ func (p *Proxy) countersTable() admin.Table {
 				{"aborted_writer_changed", c.abortedWriterChanged.Load(), "Transactions or statements ended with 9002 because the writer role moved."},
 				{"backend_lost", c.backendLost.Load(), "Statements ended with 9003 because their node's connection broke."},
 				{"writer_changes", c.writerChanges.Load(), "Completed writer switches."},
+				{"read_your_writes_waits", c.rywWaits.Load(), "Reads that waited on their node until it had applied the session's own write."},
+				{"read_your_writes_to_writer", c.rywToWriter.Load(), "Reads sent to the writer: their node had not applied the session's write within a second."},
 				{"degraded_writer_decisions", c.degradedDecisions.Load(), "Writer changes this proxy made alone while the control plane was unreachable."},
 				{"client_connections", p.clients.Load(), "Client sessions connected now."},
 				{"client_connections_total", p.clientsTotal.Load(), "Client connections accepted."},

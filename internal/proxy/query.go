@@ -33,6 +33,9 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 		if s.hold == holdSoft && !r.NeedsSameConn {
 			c := s.held
 			s.held, s.hold = nil, holdNone
+			if !r.IsWrite() {
+				s.captureWrite(c)
+			}
 			s.releaseLast(c)
 		} else {
 			if err := s.sync(s.held); err != nil {
@@ -53,6 +56,12 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 	}
 	hg := s.hostgroupFor(q, r)
 	c, err := s.acquire(hg)
+	if err == nil && !r.IsWrite() && !s.preparing {
+		var whg string
+		if c, whg, err = s.awaitWrites(c); whg != "" {
+			hg = whg
+		}
+	}
 	if err != nil || !r.NeedsSameConn {
 		return c, hg, err
 	}
@@ -174,6 +183,7 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 		if why := pinReason(r); why != "" {
 			s.pin(c, why)
 		}
+		s.noteWrite(c, r)
 	}
 	if s.nextTxnHold && (r.Kind == sqlclass.Commit || r.Kind == sqlclass.Rollback) && !inTx {
 		s.nextTxnHold = false
@@ -185,10 +195,12 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 		s.held, s.hold = c, holdTx
 	case r.NeedsSameConn || r.Kind == sqlclass.Insert || r.Kind == sqlclass.Update ||
 		r.Kind == sqlclass.Delete || r.Kind == sqlclass.Replace || r.Kind == sqlclass.Call ||
-		r.Kind == sqlclass.Load || res.warnings > 0 || res.isErr:
+		r.Kind == sqlclass.Load || res.warnings > 0 || res.isErr || (s.ryw.pending && c.WriterEpoch() != 0):
 		// A statement with effects, warnings or an error is often
 		// followed by one about it (ROW_COUNT(), SHOW WARNINGS, SHOW
 		// ERRORS): keep its connection until a statement that is not.
+		// After a write (a COMMIT too) the next read takes the write's
+		// GTID from it (read-your-writes, ryw.go).
 		s.held, s.hold = c, holdSoft
 	default:
 		s.held, s.hold = nil, holdNone

@@ -109,7 +109,9 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 			rename = columnRename{from: strconv.FormatUint(uint64(s.id), 10), to: spelling}
 		}
 	}
+	s.preparing = true
 	c, _, err := s.connFor(sql, r)
+	s.preparing = false
 	if err != nil {
 		return s.sendErr(asSQLError(err))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
@@ -295,35 +296,62 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 		}
 	})
 
+	t.Run("a session reads its own writes on the readers", func(t *testing.T) {
+		mustExec(t, pt.db(t, nil), "CREATE TABLE IF NOT EXISTS app.ryw (id INT AUTO_INCREMENT PRIMARY KEY, v INT, node VARCHAR(16))")
+		c := pinConn(t, pt.db(t, nil))
+		misses, nodes := writeThenRead(t, c, 200)
+		if misses > 0 || nodes["node1"] > 0 {
+			t.Errorf("%d of 200 reads right after the session's own write missed it; reads ran on %v (want node2 and node3 only)", misses, nodes)
+		}
+		var waits int64
+		if err := pt.adminDB(t).QueryRow("SELECT variable_value FROM stats_galeon WHERE variable_name = 'read_your_writes_waits'").Scan(&waits); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("read_your_writes=gtid: %d of 200 reads missed the write; reads on %v, %d waited for it", misses, nodes, waits)
+		off := startProxy(t, sb, func(cfg *config.Config) { cfg.Galera.ReadYourWrites = "off" })
+		misses, nodes = writeThenRead(t, pinConn(t, off.db(t, nil)), 200)
+		t.Logf("read_your_writes=off: %d of 200 reads missed the write; reads on %v", misses, nodes)
+	})
+
 	t.Run("SHOW PROCESSLIST lists galeon's sessions", func(t *testing.T) {
 		a, b := pinConn(t, pt.db(t, nil)), pinConn(t, pt.db(t, nil))
 		mustExec(t, b, "USE sbtest")
 		idA, idB := str(t, a, "SELECT CONNECTION_ID()"), str(t, b, "SELECT CONNECTION_ID()")
-		rows, err := a.QueryContext(context.Background(), "SHOW FULL PROCESSLIST")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		cols, _ := rows.Columns()
-		if strings.Join(cols, ",") != "Id,User,Host,db,Command,Time,State,Info,Progress,Node" {
-			t.Errorf("columns %v", cols)
-		}
-		seen := map[string][]string{}
-		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
+		list := func() map[string][]string {
+			rows, err := a.QueryContext(context.Background(), "SHOW FULL PROCESSLIST")
+			if err != nil {
 				t.Fatal(err)
 			}
-			row := make([]string, len(vals))
-			for i, v := range vals {
-				row[i] = v.String
+			defer rows.Close()
+			cols, _ := rows.Columns()
+			if strings.Join(cols, ",") != "Id,User,Host,db,Command,Time,State,Info,Progress,Node" {
+				t.Errorf("columns %v", cols)
 			}
-			seen[row[0]] = row
+			seen := map[string][]string{}
+			for rows.Next() {
+				vals := make([]sql.NullString, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				row := make([]string, len(vals))
+				for i, v := range vals {
+					row[i] = v.String
+				}
+				seen[row[0]] = row
+			}
+			return seen
 		}
+		// b's answer reaches the client a moment before its session
+		// records that it is idle again.
+		var seen map[string][]string
+		waitFor(t, 5*time.Second, func() bool {
+			seen = list()
+			return seen[idB] != nil && seen[idB][4] == "Sleep"
+		})
 		if r := seen[idA]; r == nil || r[4] != "Query" || r[7] != "SHOW FULL PROCESSLIST" {
 			t.Errorf("own row %v", r)
 		}
@@ -358,4 +386,42 @@ func processEntry(t *testing.T, c *sql.Conn, id uint64) (info, node, command str
 		t.Fatal(err)
 	}
 	return "", "", ""
+}
+
+// writeThenRead inserts a row n times (every other time in a
+// transaction) and reads it right after through c; it returns how many
+// reads missed the row and which nodes served them.
+func writeThenRead(t *testing.T, c *sql.Conn, n int) (misses int, nodes map[string]int) {
+	t.Helper()
+	nodes = map[string]int{}
+	for i := 0; i < n; i++ {
+		var res sql.Result
+		var err error
+		if i%2 == 0 {
+			res, err = c.ExecContext(context.Background(), "INSERT INTO app.ryw (v) VALUES (?)", i)
+		} else {
+			tx, terr := c.BeginTx(context.Background(), nil)
+			if terr != nil {
+				t.Fatal(terr)
+			}
+			res, err = tx.ExecContext(context.Background(), "INSERT INTO app.ryw (v) VALUES (?)", i)
+			if err == nil {
+				err = tx.Commit()
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.LastInsertId()
+		var node string
+		var found int
+		if err := c.QueryRowContext(context.Background(), "SELECT @@wsrep_node_name, COUNT(*) FROM app.ryw WHERE id = ?", id).Scan(&node, &found); err != nil {
+			t.Fatal(err)
+		}
+		nodes[node]++
+		if found != 1 {
+			misses++
+		}
+	}
+	return misses, nodes
 }
