@@ -85,9 +85,6 @@ type Pool struct {
 	// closed instead of reused.
 	globalsGen atomic.Uint64
 	globals    atomic.Pointer[string]
-	// applied is the latest GTID the node is known to have applied
-	// (see Applied).
-	applied atomic.Pointer[GTID]
 
 	connOK, connErr, maxUsed atomic.Int64
 	used                     atomic.Int64

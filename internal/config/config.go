@@ -144,12 +144,11 @@ type Galera struct {
 	// reads with the data as of the cut instead of failing them. Writes
 	// still fail. Off by default: a stale answer must be chosen.
 	StaleReads bool `toml:"stale_reads"`
-	// ReadYourWrites: "gtid" (default) makes a session that wrote read
-	// its own writes on any node: galeon takes the GTID of its last
-	// write from the writer (WSREP_LAST_WRITTEN_GTID()) and, before the
-	// session's next read on another node that may not have applied it
-	// yet, waits for it there (WSREP_SYNC_WAIT_UPTO_GTID()). "off" reads
-	// wherever the router says, as Galera does without causal reads.
+	// ReadYourWrites: "on" (default) makes a session that wrote read its
+	// own writes on any node: after each write, its first read on each
+	// other node is a causal read (wsrep_sync_wait = 1 for that
+	// statement). "off" reads wherever the router says, as Galera does
+	// without causal reads.
 	ReadYourWrites string `toml:"read_your_writes"`
 }
 
@@ -298,7 +297,7 @@ func Defaults() Config {
 			Interval: Duration(500 * time.Millisecond), CheckTimeout: Duration(300 * time.Millisecond),
 			OKChecks: 2, MaxMissedChecks: 2, MaxTransactionsBehind: 100, Failback: "never",
 			WriterIsAlsoReader: "when_no_other_reader", DrainGrace: Duration(10 * time.Second), MaxWriters: 1,
-			ReadYourWrites: "gtid",
+			ReadYourWrites: "on",
 		},
 	}
 }
@@ -437,9 +436,9 @@ func (c *Config) Validate() []string {
 		add("galera.failback", "%v", err)
 	}
 	switch g.ReadYourWrites {
-	case "gtid", "off":
+	case "on", "off":
 	default:
-		add("galera.read_your_writes", "%q: use gtid (a session reads its own writes on every node) or off", g.ReadYourWrites)
+		add("galera.read_your_writes", "%q: use on (a session reads its own writes on every node) or off", g.ReadYourWrites)
 	}
 	switch g.WriterIsAlsoReader {
 	case "never", "always", "when_no_other_reader":

@@ -119,10 +119,9 @@ type counters struct {
 	// degradedDecisions: writer changes made alone while the control
 	// plane was unreachable.
 	degradedDecisions atomic.Int64
-	// rywWaits: reads that waited on their node for the session's own
-	// write (WSREP_SYNC_WAIT_UPTO_GTID); rywToWriter: reads sent to the
-	// writer because their node had not applied it within a second.
-	rywWaits, rywToWriter atomic.Int64
+	// causalReads: reads galeon made causal (wsrep_sync_wait) so that
+	// their session read its own write (read-your-writes, ryw.go).
+	causalReads atomic.Int64
 }
 
 // RecordConfigApplied records that a shared configuration was applied.

@@ -133,8 +133,7 @@ func (p *Proxy) observeMetrics() []metrics.Sample {
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.abortedWriterChanged.Load(), map[string]string{"cause": "writer_changed"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c.backendLost.Load(), map[string]string{"cause": "backend_lost"}),
 		counter("galeon_writer_changes_total", "Completed writer switches.", c.writerChanges.Load(), nil),
-		counter("galeon_read_your_writes_total", "Reads that waited for the session's own write on their node, by outcome.", c.rywWaits.Load(), map[string]string{"outcome": "waited"}),
-		counter("galeon_read_your_writes_total", "Reads that waited for the session's own write on their node, by outcome.", c.rywToWriter.Load(), map[string]string{"outcome": "sent_to_writer"}),
+		counter("galeon_causal_reads_total", "Reads galeon made causal (wsrep_sync_wait) so that their session read its own write.", c.causalReads.Load(), nil),
 		counter("galeon_degraded_writer_decisions_total", "Writer changes this proxy made alone while the control plane was unreachable.", c.degradedDecisions.Load(), nil),
 	}
 	ms = append(ms, counter("galeon_events_total", "Routing events recorded (see the admin table events).", p.events.total(), nil))

@@ -33,9 +33,6 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 		if s.hold == holdSoft && !r.NeedsSameConn {
 			c := s.held
 			s.held, s.hold = nil, holdNone
-			if !r.IsWrite() {
-				s.captureWrite(c)
-			}
 			s.releaseLast(c)
 		} else {
 			if err := s.sync(s.held); err != nil {
@@ -56,12 +53,6 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, e
 	}
 	hg := s.hostgroupFor(q, r)
 	c, err := s.acquire(hg)
-	if err == nil && !r.IsWrite() && !s.preparing {
-		var whg string
-		if c, whg, err = s.awaitWrites(c); whg != "" {
-			hg = whg
-		}
-	}
 	if err != nil || !r.NeedsSameConn {
 		return c, hg, err
 	}
@@ -195,12 +186,10 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 		s.held, s.hold = c, holdTx
 	case r.NeedsSameConn || r.Kind == sqlclass.Insert || r.Kind == sqlclass.Update ||
 		r.Kind == sqlclass.Delete || r.Kind == sqlclass.Replace || r.Kind == sqlclass.Call ||
-		r.Kind == sqlclass.Load || res.warnings > 0 || res.isErr || (s.ryw.pending && c.WriterEpoch() != 0):
+		r.Kind == sqlclass.Load || res.warnings > 0 || res.isErr:
 		// A statement with effects, warnings or an error is often
 		// followed by one about it (ROW_COUNT(), SHOW WARNINGS, SHOW
 		// ERRORS): keep its connection until a statement that is not.
-		// After a write (a COMMIT too) the next read takes the write's
-		// GTID from it (read-your-writes, ryw.go).
 		s.held, s.hold = c, holdSoft
 	default:
 		s.held, s.hold = nil, holdNone
@@ -302,7 +291,28 @@ func (s *session) comQuery(pkt []byte) error {
 			return s.sendErr(asSQLError(err))
 		}
 		label = hg
-		res, err := s.forward(c, pkt, mysqlproto.ResponseQuery)
+		out, causal, around := pkt, false, false
+		if hg != "held" && s.needsCausal(c, r, q) {
+			// Read-your-writes (ryw.go): this read waits for the
+			// session's write on c's node.
+			causal = true
+			if prefixable(r) {
+				out = mysqlproto.AppendComQuery(nil, causalPrefix+q, s.caps)
+			} else if err := causalOn(c); err != nil {
+				return s.failed(c, r, &backendErr{c.Server(), err}, relayResult{})
+			} else {
+				around = true
+			}
+		}
+		res, err := s.forward(c, out, mysqlproto.ResponseQuery)
+		if err == nil && causal {
+			if around && !c.Broken() {
+				_ = causalOff(c)
+			}
+			if !res.isErr {
+				s.causalDone(c)
+			}
+		}
 		if errors.Is(err, errInfileAborted) {
 			// The client has its error and the node's connection is
 			// closed: after drops it, and ends the session if its

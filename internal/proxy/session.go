@@ -105,10 +105,8 @@ type session struct {
 	// rename is set while a statement whose CONNECTION_ID() galeon
 	// replaced runs (see columnRename).
 	rename columnRename
-	// ryw: read-your-writes (ryw.go). preparing is set during
-	// COM_STMT_PREPARE, which reads no data and need not wait.
-	ryw       rywState
-	preparing bool
+	// ryw: read-your-writes (ryw.go).
+	ryw rywState
 }
 
 // writeBuffers lend sessions their 8 KiB output buffer for the duration

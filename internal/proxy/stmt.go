@@ -109,9 +109,7 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 			rename = columnRename{from: strconv.FormatUint(uint64(s.id), 10), to: spelling}
 		}
 	}
-	s.preparing = true
 	c, _, err := s.connFor(sql, r)
-	s.preparing = false
 	if err != nil {
 		return s.sendErr(asSQLError(err))
 	}
@@ -253,7 +251,25 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 			return s.sendErr(asSQLError(err))
 		}
 		label = hg
-		bs, err := s.ensurePrepared(c, cs)
+		prep, causal, around := cs, false, false
+		if hg != "held" && s.needsCausal(c, cs.class, cs.sql) {
+			// Read-your-writes (ryw.go): a prepared copy of the
+			// statement, made causal, runs in its place.
+			causal = true
+			if prefixable(cs.class) {
+				v := *cs
+				v.sql = causalPrefix + cs.sql
+				prep = &v
+			} else if err := causalOn(c); err != nil {
+				return s.failed(c, cs.class, &backendErr{c.Server(), err}, relayResult{})
+			} else {
+				around = true
+			}
+		}
+		bs, err := s.ensurePrepared(c, prep)
+		if err != nil && around && !c.Broken() {
+			_ = causalOff(c)
+		}
 		if err != nil {
 			if c.Broken() {
 				return s.backendFailed(c, err, relayResult{})
@@ -262,6 +278,9 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 			return s.sendErr(asSQLError(err))
 		}
 		out, err := rewrite(pkt, cs, bs)
+		if err != nil && around {
+			_ = causalOff(c)
+		}
 		if err != nil {
 			s.after(c, cs.class, relayResult{isErr: true})
 			return s.sendErr(asSQLError(err))
@@ -275,6 +294,14 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 				continue
 			}
 			return s.failed(c, cs.class, err, res)
+		}
+		if causal {
+			if around && !c.Broken() {
+				_ = causalOff(c)
+			}
+			if !res.isErr {
+				s.causalDone(c)
+			}
 		}
 		c.Pool().CountQuery(len(pkt), res.recv)
 		if then != nil {

@@ -301,13 +301,57 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 		c := pinConn(t, pt.db(t, nil))
 		misses, nodes := writeThenRead(t, c, 200)
 		if misses > 0 || nodes["node1"] > 0 {
-			t.Errorf("%d of 200 reads right after the session's own write missed it; reads ran on %v (want node2 and node3 only)", misses, nodes)
+			t.Errorf("prepared: %d of 200 reads right after the session's own write missed it; reads ran on %v (want node2 and node3 only)", misses, nodes)
 		}
-		var waits int64
-		if err := pt.adminDB(t).QueryRow("SELECT variable_value FROM stats_galeon WHERE variable_name = 'read_your_writes_waits'").Scan(&waits); err != nil {
+		// The text protocol (the read is sent as SET STATEMENT ... FOR),
+		// and a multi-statement read (wsrep_sync_wait set around it).
+		text := pinConn(t, pt.db(t, func(cfg *mysql.Config) { cfg.InterpolateParams, cfg.MultiStatements = true, true }))
+		if m, n := writeThenRead(t, text, 100); m > 0 || n["node1"] > 0 {
+			t.Errorf("text: %d of 100 reads right after the session's own write missed it; reads ran on %v", m, n)
+		}
+		for i := 0; i < 50; i++ {
+			res := mustExec(t, text, "INSERT INTO app.ryw (v) VALUES (?)", i)
+			id, _ := res.LastInsertId()
+			rows, err := text.QueryContext(context.Background(), "SELECT COUNT(*) FROM app.ryw WHERE id = ?; SELECT 2", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found int
+			for rows.Next() {
+				if err := rows.Scan(&found); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !rows.NextResultSet() {
+				t.Fatal("no second result set")
+			}
+			for rows.Next() {
+			}
+			rows.Close()
+			if found != 1 {
+				t.Fatalf("multi-statement read %d after a write: found %d rows, want 1", i, found)
+			}
+			// A statement that reads wsrep_sync_wait is not made causal:
+			// it sees the session's own value.
+			if got := str(t, text, "SELECT @@wsrep_sync_wait"); got != "0" {
+				t.Fatalf("the session reads wsrep_sync_wait = %s after a causal read, want its own 0", got)
+			}
+		}
+		// Nothing is left on the pooled connections the causal reads used.
+		other := pinConn(t, pt.db(t, nil))
+		for i := 0; i < 40; i++ {
+			if got := str(t, other, "SELECT @@wsrep_sync_wait"); got != "0" {
+				t.Fatalf("another session reads wsrep_sync_wait = %s on a pooled connection", got)
+			}
+		}
+		var causal int64
+		if err := pt.adminDB(t).QueryRow("SELECT variable_value FROM stats_galeon WHERE variable_name = 'causal_reads'").Scan(&causal); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("read_your_writes=gtid: %d of 200 reads missed the write; reads on %v, %d waited for it", misses, nodes, waits)
+		if causal < 200 {
+			t.Errorf("%d causal reads for 200 reads after a write", causal)
+		}
+		t.Logf("read_your_writes=on: %d of 200 reads missed the write; reads on %v, %d causal", misses, nodes, causal)
 		off := startProxy(t, sb, func(cfg *config.Config) { cfg.Galera.ReadYourWrites = "off" })
 		misses, nodes = writeThenRead(t, pinConn(t, off.db(t, nil)), 200)
 		t.Logf("read_your_writes=off: %d of 200 reads missed the write; reads on %v", misses, nodes)
