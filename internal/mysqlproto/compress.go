@@ -20,10 +20,11 @@ import (
 // packet may hold many packets or part of one. Two behaviours of MySQL's
 // and MariaDB's net_serv.cc matter for interoperating, and Compressor
 // follows both: the compressed sequence restarts at 0 with every command
-// (like the packet sequence), and when a response is flushed the packet
-// sequence jumps to the compressed one. Clients therefore do not check the
-// inner packets' sequence ids in compressed mode, and neither do servers,
-// which check only the compressed sequence.
+// (like the packet sequence), and when a command has been read or a
+// response flushed the packet sequence jumps to the compressed one (Conn
+// does both). Clients therefore do not check the inner packets' sequence
+// ids in compressed mode, and neither do servers, which check only the
+// compressed sequence.
 
 // minCompressLength is the payload size below which MySQL sends a
 // compressed packet's payload uncompressed (MIN_COMPRESS_LENGTH).

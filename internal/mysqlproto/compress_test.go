@@ -160,3 +160,55 @@ func TestCompressedConnReleasesLargeBuffers(t *testing.T) {
 		t.Errorf("released %d bytes after a small packet", n)
 	}
 }
+
+// TestCompressedCommandOver16MiB reads a command over 16 MiB framed as
+// go-sql-driver frames it with compress=true: each inner packet (a full
+// 16 MiB-1 chunk with its header is 16 MiB+3 bytes) goes out in its own
+// compressed packets, so the command takes three compressed packets for
+// two inner ones. MariaDB numbers its answer after the compressed
+// packets (my_net_read keeps one counter, the compressed one): the
+// answer must start at 3, in both headers, not at 2.
+func TestCompressedCommandOver16MiB(t *testing.T) {
+	payload := bytes.Repeat([]byte("SELECT 'galeon' "), (MaxPayloadLen+16)/16)
+	var stream bytes.Buffer
+	pw := NewPacketWriter(bufio.NewWriter(&stream))
+	if err := pw.WritePacket(payload); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var wire bytes.Buffer
+	cli := NewCompressor(nil, &wire, 0)
+	first := 4 + MaxPayloadLen
+	for _, p := range [][]byte{stream.Bytes()[:first], stream.Bytes()[first:]} {
+		if _, err := cli.Write(p); err != nil { // 16 MiB-1 + 4 bytes, then the rest
+			t.Fatal(err)
+		}
+	}
+	if cli.Seq() != 3 {
+		t.Fatalf("the client framing took %d compressed packets, want 3", cli.Seq())
+	}
+
+	var out bytes.Buffer
+	srv := NewConn(bufio.NewReader(&wire), nil, 64<<20)
+	srv.SetWriter(bufio.NewWriter(srv.StartCompression(&out)))
+	srv.ResetSeq()
+	got, err := srv.ReadPacket()
+	if err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("read %d bytes (%v), want the %d-byte command", len(got), err, len(payload))
+	}
+	if srv.Seq() != 3 {
+		t.Errorf("after the command the packet sequence is %d, want 3 (the compressed one, as MariaDB's)", srv.Seq())
+	}
+	if err := srv.WriteOK(&OKPacket{}, ClientProtocol41); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// A small answer is stored: 7-byte compressed header, then the packet.
+	if b := out.Bytes(); len(b) < 11 || b[3] != 3 || b[4] != 0 || b[10] != 3 {
+		t.Errorf("answer % x: want compressed and packet sequence ids 3", b[:min(len(b), 12)])
+	}
+}

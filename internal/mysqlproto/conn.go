@@ -40,6 +40,19 @@ func (c *Conn) ResetSeq() {
 	}
 }
 
+// ReadPacket reads one logical packet (see PacketReader.ReadPacket). In
+// compressed mode the packet sequence then continues from the compressed
+// one, as in MySQL's and MariaDB's my_net_read, which count compressed
+// packets only: a command over 16 MiB that came in three compressed
+// packets for two inner ones is answered from 3, not 2.
+func (c *Conn) ReadPacket() ([]byte, error) {
+	p, err := c.PacketReader.ReadPacket()
+	if c.comp != nil && err == nil {
+		c.seq = c.comp.Seq()
+	}
+	return p, err
+}
+
 // Flush sends buffered packets. In compressed mode the packet sequence
 // then continues from the compressed one, as MySQL's net_flush does.
 func (c *Conn) Flush() error {
