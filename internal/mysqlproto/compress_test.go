@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCompressorRoundTrip sends packets of many sizes through the
@@ -210,5 +211,40 @@ func TestCompressedCommandOver16MiB(t *testing.T) {
 	// A small answer is stored: 7-byte compressed header, then the packet.
 	if b := out.Bytes(); len(b) < 11 || b[3] != 3 || b[4] != 0 || b[10] != 3 {
 		t.Errorf("answer % x: want compressed and packet sequence ids 3", b[:min(len(b), 12)])
+	}
+}
+
+// TestCompressedOversizeFailsFast: a compressed command over the reader's
+// limit fails at the header of the chunk that crosses it, while the
+// client is still sending, rather than waiting for the rest (so the proxy
+// can answer ER_NET_PACKET_TOO_LARGE as the server does).
+func TestCompressedOversizeFailsFast(t *testing.T) {
+	payload := bytes.Repeat([]byte("x"), MaxPayloadLen+1000)
+	for _, limit := range []int{16 << 20, 8 << 20} { // the inner chain, the compressed packet
+		r, w := io.Pipe()
+		go func() {
+			bw := bufio.NewWriter(NewCompressor(nil, w, 0))
+			pw := NewPacketWriter(bw)
+			if err := pw.WritePacket(payload); err == nil {
+				_ = bw.Flush()
+			}
+			// Stay open, like a client waiting for the answer.
+		}()
+		c := NewConn(bufio.NewReader(r), nil, limit)
+		c.StartCompression(io.Discard)
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.ReadPacket()
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrPacketTooLarge) {
+				t.Errorf("limit %d: %v, want ErrPacketTooLarge", limit, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("limit %d: the reader still waits 10s after an oversize command", limit)
+		}
+		r.Close() // unblocks the writer
 	}
 }
