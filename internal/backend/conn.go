@@ -88,6 +88,11 @@ func (c *Conn) SetDeadline(t time.Time) { _ = c.nc.SetDeadline(t) }
 // Close closes the network connection.
 func (c *Conn) Close() error { return c.nc.Close() }
 
+// maxReplyPacket bounds one packet a node sends: MariaDB's largest
+// max_allowed_packet (1 GiB), so a row a node may send a client directly
+// also passes through galeon.
+const maxReplyPacket = 1 << 30
+
 // dial connects and authenticates to addr.
 func dial(ctx context.Context, addr string, cfg mysqlproto.ClientConfig, timeout time.Duration) (*Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -105,7 +110,7 @@ func dial(ctx context.Context, addr string, cfg mysqlproto.ClientConfig, timeout
 	rw := rawio.New(nc) // socket calls that bypass the scheduler (package rawio)
 	br := bufio.NewReaderSize(rw, 16*1024)
 	bw := bufio.NewWriterSize(rw, 16*1024)
-	pc := mysqlproto.NewConn(br, bw, mysqlproto.DefaultMaxPacketSize)
+	pc := mysqlproto.NewConn(br, bw, maxReplyPacket)
 	pkt, err := pc.ReadPacket()
 	if err != nil {
 		nc.Close()
