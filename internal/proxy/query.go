@@ -299,7 +299,7 @@ func (s *session) comQuery(pkt []byte) error {
 			if prefixable(r) {
 				out = mysqlproto.AppendComQuery(nil, causalPrefix+q, s.caps)
 			} else if err := causalOn(c); err != nil {
-				return s.failed(c, r, &backendErr{c.Server(), err}, relayResult{})
+				return s.causalFailed(c, r, err)
 			} else {
 				around = true
 			}

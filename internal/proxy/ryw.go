@@ -112,3 +112,13 @@ func (s *session) causalDone(c *backend.Conn) {
 	s.ryw.synced = append(s.ryw.synced, c.Server())
 	s.p.counts.causalReads.Add(1)
 }
+
+// causalFailed answers a read whose causal setting failed on c: the
+// node's own error if it refused it, a lost backend if c broke.
+func (s *session) causalFailed(c *backend.Conn, r sqlclass.Result, err error) error {
+	if !c.Broken() {
+		s.release(c)
+		return s.sendErr(asSQLError(err))
+	}
+	return s.failed(c, r, &backendErr{c.Server(), err}, relayResult{})
+}

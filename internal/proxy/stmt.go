@@ -261,7 +261,7 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 				v.sql = causalPrefix + cs.sql
 				prep = &v
 			} else if err := causalOn(c); err != nil {
-				return s.failed(c, cs.class, &backendErr{c.Server(), err}, relayResult{})
+				return s.causalFailed(c, cs.class, err)
 			} else {
 				around = true
 			}

@@ -226,7 +226,10 @@ func TestProxy(t *testing.T) {
 		if got := str(t, lockConn, "SELECT GET_LOCK('galeon_test', 5)"); got != "1" {
 			t.Fatalf("GET_LOCK = %s", got)
 		}
-		owner := str(t, lockConn, "SELECT CONNECTION_ID()")
+		// IS_USED_LOCK names the node's thread that holds the lock (not
+		// galeon's session id, which CONNECTION_ID() gives): it must stay
+		// the same while the session is pinned.
+		owner := str(t, lockConn, "SELECT IS_USED_LOCK('galeon_test')")
 		for i := 0; i < 10; i++ {
 			if got := str(t, lockConn, "SELECT IS_USED_LOCK('galeon_test')"); got != owner {
 				t.Fatalf("lock owner %s seen as %s: the session moved to another connection", owner, got)
