@@ -1,0 +1,38 @@
+package proxy
+
+import (
+	"testing"
+
+	"github.com/galeon-db/galeon/internal/backend"
+)
+
+func TestSQLLiteral(t *testing.T) {
+	for _, tc := range []struct {
+		v    backend.Value
+		want string
+	}{
+		{backend.Value{Text: "ANSI_QUOTES,NO_ENGINE_SUBSTITUTION"}, "'ANSI_QUOTES,NO_ENGINE_SUBSTITUTION'"},
+		{backend.Value{Text: "it's"}, "'it''s'"},
+		{backend.Value{Text: `a\b`}, "X'615c62'"},
+		{backend.Value{Text: "1293829261.000000", Numeric: true}, "1293829261.000000"},
+		{backend.Value{Null: true}, "NULL"},
+		{backend.Value{Text: ""}, "''"},
+	} {
+		if got := sqlLiteral(tc.v); got != tc.want {
+			t.Errorf("sqlLiteral(%+v) = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+}
+
+func TestQuoteVarName(t *testing.T) {
+	for in, want := range map[string]string{
+		"sql_mode":                 "sql_mode",
+		"validate_password.length": "validate_password.length",
+		"odd name":                 "`odd name`",
+		"a`b":                      "`a``b`",
+	} {
+		if got := quoteVarName(in); got != want {
+			t.Errorf("quoteVarName(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
