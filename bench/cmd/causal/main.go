@@ -12,12 +12,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/bench/internal/latency"
 )
 
 func main() {
@@ -55,12 +56,12 @@ func main() {
 	fmt.Printf("%-22s %10s %9s %9s %9s\n", "mode", "QPS", "p50 ms", "p95 ms", "p99 ms")
 	for _, wait := range []int{0, 1} {
 		l := results[wait]
-		sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+		latency.Sort(l)
 		name := "plain reads"
 		if wait == 1 {
 			name = "wsrep_sync_wait=1"
 		}
-		fmt.Printf("%-22s %10.0f %9.3f %9.3f %9.3f\n", name, mean(qps[wait]), pct(l, 50), pct(l, 95), pct(l, 99))
+		fmt.Printf("%-22s %10.0f %9.3f %9.3f %9.3f\n", name, mean(qps[wait]), latency.Percentile(l, 50), latency.Percentile(l, 95), latency.Percentile(l, 99))
 	}
 }
 
@@ -111,12 +112,6 @@ func round(db *sql.DB, wait, readers, writers int, d time.Duration) ([]time.Dura
 	return lat, n.Load()
 }
 
-func pct(l []time.Duration, p int) float64 {
-	if len(l) == 0 {
-		return 0
-	}
-	return float64(l[len(l)*p/100].Microseconds()) / 1000
-}
 
 func mean(xs []float64) float64 {
 	s := 0.0

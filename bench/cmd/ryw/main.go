@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/bench/internal/latency"
 )
 
 type mode struct {
@@ -90,10 +92,10 @@ func main() {
 	fmt.Printf("%-10s %12s %12s %9s %9s %9s %14s\n", "mode", "pairs/s", "range", "p50 ms", "p95 ms", "p99 ms", "missed reads")
 	for _, m := range modes {
 		a := res[m.name]
-		sort.Slice(a.lat, func(i, j int) bool { return a.lat[i] < a.lat[j] })
+		latency.Sort(a.lat)
 		lo, hi := minmax(a.qps)
 		fmt.Printf("%-10s %12.0f %5.0f–%-6.0f %9.3f %9.3f %9.3f %7d of %d\n", m.name, median(a.qps), lo, hi,
-			pct(a.lat, 50), pct(a.lat, 95), pct(a.lat, 99), a.misses, a.reads)
+			latency.Percentile(a.lat, 50), latency.Percentile(a.lat, 95), latency.Percentile(a.lat, 99), a.misses, a.reads)
 	}
 }
 
@@ -147,12 +149,6 @@ func round(db *sql.DB, syncWait bool, clients int, d time.Duration) ([]time.Dura
 	return lat, pairs.Load(), misses.Load()
 }
 
-func pct(l []time.Duration, p int) float64 {
-	if len(l) == 0 {
-		return 0
-	}
-	return float64(l[len(l)*p/100].Microseconds()) / 1000
-}
 
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
