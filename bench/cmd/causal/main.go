@@ -112,7 +112,6 @@ func round(db *sql.DB, wait, readers, writers int, d time.Duration) ([]time.Dura
 	return lat, n.Load()
 }
 
-
 func mean(xs []float64) float64 {
 	s := 0.0
 	for _, x := range xs {

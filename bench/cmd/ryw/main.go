@@ -149,7 +149,6 @@ func round(db *sql.DB, syncWait bool, clients int, d time.Duration) ([]time.Dura
 	return lat, pairs.Load(), misses.Load()
 }
 
-
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
