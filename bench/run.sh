@@ -35,7 +35,7 @@ BENCH_GALEON_ADMIN_PORT=${BENCH_GALEON_ADMIN_PORT:-7432}
 BENCH_GALEON_HTTP_PORT=${BENCH_GALEON_HTTP_PORT:-7480}
 BENCH_GALEON_MAX_BACKEND=${BENCH_GALEON_MAX_BACKEND:-50}  # galeon max backend connections per node in the 2,000-client test
 BENCH_GALEON_THREADS=${BENCH_GALEON_THREADS:-}     # galeon proxy.threads (GOMAXPROCS); empty: galeon's default
-BENCH_GALEON_RYW=${BENCH_GALEON_RYW:-on}           # galeon galera.read_your_writes: on (default) or off
+BENCH_GALEON_RYW=${BENCH_GALEON_RYW:-}             # galeon galera.read_your_writes: on or off; empty: galeon's default (on)
 BENCH_GALEON_SYSBENCH_BACKEND=${BENCH_GALEON_SYSBENCH_BACKEND:-200}  # ... in the sysbench runs (galeon's default pool size: one per client, as HAProxy has)
 BENCH_GALEON_ADMIN_QUERY=${BENCH_GALEON_ADMIN_QUERY:-SELECT ConnUsed, ConnFree FROM stats_connection_pool}  # integers summed
 GALEON_BIN=${GALEON_BIN:-$ROOT/bin/galeon}
@@ -389,9 +389,9 @@ password = "$2"
 
 [pool]
 max_connections = $3   # per node
-
+${BENCH_GALEON_RYW:+
 [galera]
-read_your_writes = "$BENCH_GALEON_RYW"
+read_your_writes = \"$BENCH_GALEON_RYW\"}
 
 [[users]]
 name = "$GALEON_APP_USER"

@@ -343,6 +343,8 @@ func (s *session) comQuery(pkt []byte) error {
 				}
 			case r.Kind == sqlclass.Set:
 				s.pin(c, "SET that galeon cannot replay")
+			case r.Kind == sqlclass.DDL && !c.Broken():
+				s.afterDDL(c, res.warnings > 0)
 			}
 		}
 		s.after(c, r, res)

@@ -71,7 +71,7 @@ func (s *session) hostgroupFor(q string, r sqlclass.Result) string {
 		}
 		return config.HostgroupWriter
 	}
-	return s.readHostgroup()
+	return s.localTableHostgroup(s.readHostgroup(), q)
 }
 
 // readHostgroup is where reads go by default for this session's user.

@@ -271,10 +271,14 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 			p.learnHomeSite(ctx)
 		}()
 	}
-	p.wg.Add(2)
+	p.wg.Add(3)
 	go func() {
 		defer p.wg.Done()
 		p.fenceLoop(ctx)
+	}()
+	go func() {
+		defer p.wg.Done()
+		p.localTablesLoop(ctx)
 	}()
 	go func() {
 		defer p.wg.Done()

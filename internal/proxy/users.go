@@ -22,6 +22,9 @@ type user struct {
 	maxConns         int64
 	conns            atomic.Int64
 	localInfile      bool
+	// localTables names the tables this account sees whose rows Galera
+	// does not replicate (localtables.go).
+	localTables atomic.Pointer[map[string]bool]
 }
 
 func newUser(u config.User) *user {

@@ -357,6 +357,49 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 		t.Logf("read_your_writes=off: %d of 200 reads missed the write; reads on %v", misses, nodes)
 	})
 
+	t.Run("reads of tables Galera does not replicate go to the writer", func(t *testing.T) {
+		db := pt.db(t, nil)
+		node2 := direct(t, "node2", nil)
+		for _, engine := range []string{"Aria", "MyISAM"} {
+			table := "app.local_" + strings.ToLower(engine)
+			mustExec(t, db, "DROP TABLE IF EXISTS "+table)
+			mustExec(t, db, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v INT) ENGINE="+engine)
+			t.Cleanup(func() { _, _ = db.Exec("DROP TABLE IF EXISTS " + table) })
+			mustExec(t, db, "INSERT INTO "+table+" VALUES (1, 1), (2, 2), (3, 3)")
+			if got := str(t, node2, "SELECT COUNT(*) FROM "+table); got != "0" {
+				t.Fatalf("%s holds %s rows on node2: it replicates, the test proves nothing", table, got)
+			}
+			c := pinConn(t, pt.db(t, nil))
+			for i := 0; i < 20; i++ {
+				if got := str(t, c, "SELECT COUNT(*) FROM "+table); got != "3" {
+					t.Fatalf("%s read %d through galeon: %s rows, want the writer's 3", engine, i, got)
+				}
+			}
+			seen := nodesSeen(t, c, "SELECT @@wsrep_node_name FROM app.ryw LIMIT 1", 20)
+			if seen["node1"] > 0 {
+				t.Errorf("reads of an InnoDB table went to the writer too: %v", seen)
+			}
+		}
+		// A table made on the writer directly (not through galeon) is
+		// found by the periodic refresh.
+		admin, err := sb.DB("node1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, admin, "CREATE TABLE IF NOT EXISTS app.local_direct (id INT PRIMARY KEY) ENGINE=MyISAM")
+		t.Cleanup(func() { _, _ = admin.Exec("DROP TABLE IF EXISTS app.local_direct") })
+		mustExec(t, admin, "INSERT INTO app.local_direct VALUES (1)")
+		c := pinConn(t, pt.db(t, nil))
+		start := time.Now()
+		waitFor(t, 15*time.Second, func() bool { return str(t, c, "SELECT COUNT(*) FROM app.local_direct") == "1" })
+		t.Logf("a MyISAM table made directly on the writer was routed there after %s", time.Since(start).Round(time.Millisecond))
+		for i := 0; i < 10; i++ {
+			if got := str(t, c, "SELECT COUNT(*) FROM app.local_direct"); got != "1" {
+				t.Fatalf("read %d: %s rows, want 1", i, got)
+			}
+		}
+	})
+
 	t.Run("SHOW PROCESSLIST lists galeon's sessions", func(t *testing.T) {
 		a, b := pinConn(t, pt.db(t, nil)), pinConn(t, pt.db(t, nil))
 		mustExec(t, b, "USE sbtest")
