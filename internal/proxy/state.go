@@ -43,7 +43,7 @@ func (s *session) sync(c *backend.Conn) error {
 			return err
 		}
 	}
-	if err := s.syncVars(c, true); err != nil {
+	if err := s.syncVars(c, groupCharset); err != nil {
 		return err
 	}
 	if s.schema != "" && c.Schema != s.schema {
@@ -62,26 +62,58 @@ func (s *session) sync(c *backend.Conn) error {
 		}
 		c.MultiStatements = s.multiStmts
 	}
-	return s.syncVars(c, false)
+	if err := s.syncVars(c, groupTxn); err != nil {
+		return err
+	}
+	return s.syncVars(c, groupOther)
 }
 
-// syncVars sends, in one SET, the session's variables of one group (the
-// character set ones, or the others) that c does not carry yet.
-func (s *session) syncVars(c *backend.Conn, charset bool) error {
+// varGroup is the order variables are replayed in.
+type varGroup uint8
+
+const (
+	groupCharset varGroup = iota // before the schema
+	groupTxn                     // SET SESSION TRANSACTION ..., one statement each
+	groupOther                   // one SET of literals
+)
+
+func groupOf(name string) varGroup {
+	switch {
+	case charsetVar(name):
+		return groupCharset
+	case name == sqlclass.NameTxIsolation || name == sqlclass.NameTxReadOnly:
+		return groupTxn
+	}
+	return groupOther
+}
+
+// syncVars sends the session's variables of group g that c does not
+// carry yet: in one SET, or for the transaction characteristics (which
+// have their own SET form) one SET each.
+func (s *session) syncVars(c *backend.Conn, g varGroup) error {
 	var set []string
 	for _, name := range s.varOrder {
-		if charsetVar(name) == charset && c.Vars[name] != s.vars[name] {
+		if groupOf(name) == g && c.Vars[name] != s.vars[name] {
 			set = append(set, s.vars[name])
 		}
 	}
 	if len(set) == 0 {
 		return nil
 	}
-	if err := c.Query("SET " + strings.Join(set, ", ")); err != nil {
-		return err
+	stmts := []string{"SET " + strings.Join(set, ", ")}
+	if g == groupTxn {
+		stmts = stmts[:0]
+		for _, frag := range set {
+			stmts = append(stmts, "SET "+frag)
+		}
+	}
+	for _, q := range stmts {
+		if err := c.Query(q); err != nil {
+			return err
+		}
 	}
 	for _, name := range s.varOrder {
-		if charsetVar(name) != charset {
+		if groupOf(name) != g {
 			continue
 		}
 		if _, ok := c.Vars[name]; !ok {
@@ -90,6 +122,21 @@ func (s *session) syncVars(c *backend.Conn, charset bool) error {
 		c.Vars[name] = s.vars[name]
 	}
 	return nil
+}
+
+// txnFragment replays SET SESSION TRANSACTION ISOLATION LEVEL / READ
+// ONLY|WRITE in that statement's own form, which every MySQL and MariaDB
+// version knows (the variable is tx_isolation on MariaDB 10.11,
+// transaction_isolation on MySQL 8 and MariaDB 11.1+).
+func txnFragment(name, value string) string {
+	v := strings.ToUpper(strings.Trim(value, "'\""))
+	if name == sqlclass.NameTxReadOnly {
+		if v == "ON" || v == "1" || v == "TRUE" {
+			return "SESSION TRANSACTION READ ONLY"
+		}
+		return "SESSION TRANSACTION READ WRITE"
+	}
+	return "SESSION TRANSACTION ISOLATION LEVEL " + strings.ReplaceAll(v, "-", " ")
 }
 
 // errFreshConn: the connection carries state this session cannot undo
@@ -177,6 +224,8 @@ func (s *session) recordSet(as []sqlclass.Assignment, c *backend.Conn) (pinWhy s
 		case name == sqlclass.NameCharset:
 			frag = "CHARACTER SET " + a.Value
 			s.forgetVars(c, "character_set_client", "character_set_connection", "character_set_results", "collation_connection")
+		case (name == sqlclass.NameTxIsolation || name == sqlclass.NameTxReadOnly) && sqlclass.ConstantValue(a.Value):
+			frag = txnFragment(name, a.Value)
 		case sqlclass.ConstantValue(a.Value):
 			frag = "@@session." + quoteVarName(name) + " = " + a.Value
 		case name == "timestamp" && sqlclass.IsDefault(a.Value):

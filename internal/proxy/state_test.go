@@ -36,3 +36,17 @@ func TestQuoteVarName(t *testing.T) {
 		}
 	}
 }
+
+func TestTxnFragment(t *testing.T) {
+	for _, tc := range []struct{ name, value, want string }{
+		{"transaction_isolation", "'READ-COMMITTED'", "SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"},
+		{"transaction_isolation", "'serializable'", "SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE"},
+		{"transaction_read_only", "ON", "SESSION TRANSACTION READ ONLY"},
+		{"transaction_read_only", "1", "SESSION TRANSACTION READ ONLY"},
+		{"transaction_read_only", "OFF", "SESSION TRANSACTION READ WRITE"},
+	} {
+		if got := txnFragment(tc.name, tc.value); got != tc.want {
+			t.Errorf("txnFragment(%s, %s) = %q, want %q", tc.name, tc.value, got, tc.want)
+		}
+	}
+}

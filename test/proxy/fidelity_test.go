@@ -91,6 +91,8 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 			{"sql_mode from CONCAT(@@sql_mode)", []string{"SET sql_mode='NO_ENGINE_SUBSTITUTION'", "SET sql_mode=CONCAT(@@sql_mode, ',ANSI_QUOTES')"}, "@@sql_mode"},
 			{"sql_mode from REPLACE(@@sql_mode)", []string{"SET sql_mode=REPLACE(@@sql_mode, 'STRICT_TRANS_TABLES', '')"}, "@@sql_mode"},
 			{"timestamp after time_zone", []string{"SET time_zone='+05:00'", "SET timestamp=UNIX_TIMESTAMP('2011-01-01 01:01:01')"}, "CAST(NOW() AS CHAR)"},
+			{"isolation level", []string{"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"}, "@@tx_isolation"},
+			{"read-only transactions", []string{"SET SESSION TRANSACTION READ ONLY"}, "CAST(@@tx_read_only AS CHAR)"},
 			{"a variable from its own value", []string{"SET SESSION sort_buffer_size = 1048576", "SET SESSION sort_buffer_size = @@session.sort_buffer_size * 2"}, "CAST(@@sort_buffer_size AS CHAR)"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
