@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup
   rsync socat lsof sysbench haproxy etcd-server keepalived iproute2 iptables procps
-  python3-pymysql ca-certificates
+  python3-pymysql ca-certificates mariadb-test
 )
 
 missing=()
