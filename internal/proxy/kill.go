@@ -91,7 +91,7 @@ func (s *session) comKill(id uint32, queryOnly bool) error {
 	if *owner != s.user.name {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1095), "You are not owner of thread %d", id))
 	}
-	if err := s.interrupt(target); err != nil {
+	if err := s.interrupt(target, queryOnly); err != nil {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1094),
 			"galeon: could not interrupt the statement of connection %d on its node: %v", id, err))
 	}
@@ -104,9 +104,11 @@ func (s *session) comKill(id uint32, queryOnly bool) error {
 }
 
 // interrupt stops the statement target is running on a node, if any, with
-// KILL QUERY of its backend thread, sent over a connection of the same
-// node.
-func (s *session) interrupt(target *session) error {
+// KILL QUERY of its backend thread — or, when the session is killed, KILL
+// CONNECTION, so that the statement ends as it would directly (the
+// client sees its connection killed, not its query) — sent over a
+// connection of the same node.
+func (s *session) interrupt(target *session, queryOnly bool) error {
 	running := target.running.Load()
 	if running == nil {
 		return nil
@@ -118,5 +120,9 @@ func (s *session) interrupt(target *session) error {
 		return err
 	}
 	defer s.release(c)
-	return c.Query(fmt.Sprintf("KILL QUERY %d", running.ThreadID))
+	what := "CONNECTION"
+	if queryOnly {
+		what = "QUERY"
+	}
+	return c.Query(fmt.Sprintf("KILL %s %d", what, running.ThreadID))
 }

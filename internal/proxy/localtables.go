@@ -99,18 +99,14 @@ func (p *Proxy) refreshUser(ctx context.Context, node string, u *user) {
 }
 
 // afterDDL refreshes the session's account list after a DDL statement
-// succeeded on c: on c itself, so that a table created, altered to
-// another engine or dropped is routed right from the next statement —
-// unless the statement left warnings (CREATE TABLE IF NOT EXISTS of a
-// table that exists), which the list query would clear before the
-// client's SHOW WARNINGS: then the periodic refresh catches up.
-func (s *session) afterDDL(c *backend.Conn, warnings bool) {
-	if warnings {
-		return
-	}
-	if err := readLocalTables(c, s.user); err != nil {
-		s.p.log.Debug("could not list non-replicated tables", "user", s.user.name, "err", err)
-	}
+// succeeded on c's node, so that a table created, altered to another
+// engine or dropped is routed right from the next statement. It reads it
+// on another connection of that node: a statement on c would change what
+// the client sees next there (warnings, the row a warning names).
+func (s *session) afterDDL(c *backend.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), localTablesEvery)
+	defer cancel()
+	s.p.refreshUser(ctx, c.Server(), s.user)
 }
 
 // localTableHostgroup sends a read of a non-replicated table to the

@@ -291,27 +291,20 @@ func (s *session) comQuery(pkt []byte) error {
 			return s.sendErr(asSQLError(err))
 		}
 		label = hg
-		out, causal, around := pkt, false, false
+		out, causal := pkt, false
 		if hg != "held" && s.needsCausal(c, r, q) {
 			// Read-your-writes (ryw.go): this read waits for the
 			// session's write on c's node.
 			causal = true
 			if prefixable(r) {
 				out = mysqlproto.AppendComQuery(nil, causalPrefix+q, s.caps)
-			} else if err := causalOn(c); err != nil {
+			} else if err := causalWait(c); err != nil {
 				return s.causalFailed(c, r, err)
-			} else {
-				around = true
 			}
 		}
 		res, err := s.forward(c, out, mysqlproto.ResponseQuery)
-		if err == nil && causal {
-			if around && !c.Broken() {
-				_ = causalOff(c)
-			}
-			if !res.isErr {
-				s.causalDone(c)
-			}
+		if err == nil && causal && !res.isErr {
+			s.causalDone(c)
 		}
 		if errors.Is(err, errInfileAborted) {
 			// The client has its error and the node's connection is
@@ -344,7 +337,7 @@ func (s *session) comQuery(pkt []byte) error {
 			case r.Kind == sqlclass.Set:
 				s.pin(c, "SET that galeon cannot replay")
 			case r.Kind == sqlclass.DDL && !c.Broken():
-				s.afterDDL(c, res.warnings > 0)
+				s.afterDDL(c)
 			}
 		}
 		s.after(c, r, res)
@@ -461,9 +454,20 @@ func (s *session) comInitDB(pkt []byte) error {
 	if err != nil {
 		return s.sendErr(asSQLError(err))
 	}
+	use := sqlclass.Result{Kind: sqlclass.Use}
+	causal := s.needsCausal(c, use, "")
+	if causal {
+		// The schema may have just been created through the writer.
+		if err := causalWait(c); err != nil {
+			return s.causalFailed(c, use, err)
+		}
+	}
 	res, err := s.forward(c, pkt, mysqlproto.ResponseSingle)
 	if err != nil {
 		return s.backendFailed(c, err, res)
+	}
+	if causal && !res.isErr {
+		s.causalDone(c)
 	}
 	if !res.isErr {
 		s.setSchema(db)

@@ -72,8 +72,8 @@ func (s *session) needsCausal(c *backend.Conn, r sqlclass.Result, q string) bool
 		return false
 	}
 	switch r.Kind {
-	case sqlclass.Set, sqlclass.Use, sqlclass.Empty, sqlclass.Kill:
-		return false // they read no data
+	case sqlclass.Set, sqlclass.Empty, sqlclass.Kill:
+		return false // they read no data (USE does: the schema must exist there)
 	}
 	if frag, own := s.vars["wsrep_sync_wait"]; own && causalSetting(frag) {
 		return false // its reads are causal already
@@ -96,16 +96,18 @@ func prefixable(r sqlclass.Result) bool {
 		return false
 	}
 	switch r.Kind {
-	case sqlclass.Select, sqlclass.Show, sqlclass.Explain, sqlclass.Begin:
+	case sqlclass.Select, sqlclass.Show, sqlclass.Begin:
+		// Not EXPLAIN: SET STATEMENT shifts the select ids it shows.
 		return true
 	}
 	return false
 }
 
-// causalOn sets wsrep_sync_wait around a read that cannot be prefixed;
-// causalOff puts the connection's default back.
-func causalOn(c *backend.Conn) error  { return c.Query("SET SESSION wsrep_sync_wait = 1") }
-func causalOff(c *backend.Conn) error { return c.Query("SET SESSION wsrep_sync_wait = DEFAULT") }
+// causalWait makes c's node catch up with the cluster before a read that
+// cannot carry the prefix: a causal SELECT 1 first, one round trip, and
+// nothing left on the connection. (wsrep_sync_wait itself covers only
+// SELECT, SHOW and BEGIN: USE would not wait.)
+func causalWait(c *backend.Conn) error { return c.Query(causalPrefix + "SELECT 1") }
 
 // causalDone records that c's node served the session a causal read.
 func (s *session) causalDone(c *backend.Conn) {

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/hex"
+	"errors"
 	"strings"
 
 	"github.com/galeon-db/galeon/internal/backend"
@@ -23,6 +24,9 @@ import (
 // literal after it are read), then the schema, then everything else in
 // one SET of literals.
 
+// errBadDB is ER_BAD_DB_ERROR (1049), unknown database.
+const errBadDB = mysqlproto.ErrorCode(1049)
+
 // charsetVar: variables that decide how the connection reads and sends
 // text. They are replayed before the schema and the other variables.
 func charsetVar(name string) bool {
@@ -43,11 +47,26 @@ func (s *session) sync(c *backend.Conn) error {
 			return err
 		}
 	}
+	if s.schema == "" && c.Schema != "" {
+		// No statement deselects a schema: a session without one needs
+		// a connection that never had one (DATABASE() is NULL).
+		return errFreshConn
+	}
 	if err := s.syncVars(c, groupCharset); err != nil {
 		return err
 	}
 	if s.schema != "" && c.Schema != s.schema {
-		if err := c.SimpleCommand(append([]byte{byte(mysqlproto.ComInitDB)}, s.schema...)); err != nil {
+		initDB := append([]byte{byte(mysqlproto.ComInitDB)}, s.schema...)
+		err := c.SimpleCommand(initDB)
+		var se *mysqlproto.SQLError
+		if errors.As(err, &se) && se.Code == errBadDB {
+			// A schema another session has just created may not have
+			// reached this node yet: let it catch up, then try again.
+			if err = causalWait(c); err == nil {
+				err = c.SimpleCommand(initDB)
+			}
+		}
+		if err != nil {
 			return err
 		}
 		c.Schema = s.schema

@@ -251,7 +251,7 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 			return s.sendErr(asSQLError(err))
 		}
 		label = hg
-		prep, causal, around := cs, false, false
+		prep, causal := cs, false
 		if hg != "held" && s.needsCausal(c, cs.class, cs.sql) {
 			// Read-your-writes (ryw.go): a prepared copy of the
 			// statement, made causal, runs in its place.
@@ -260,16 +260,11 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 				v := *cs
 				v.sql = causalPrefix + cs.sql
 				prep = &v
-			} else if err := causalOn(c); err != nil {
+			} else if err := causalWait(c); err != nil {
 				return s.causalFailed(c, cs.class, err)
-			} else {
-				around = true
 			}
 		}
 		bs, err := s.ensurePrepared(c, prep)
-		if err != nil && around && !c.Broken() {
-			_ = causalOff(c)
-		}
 		if err != nil {
 			if c.Broken() {
 				return s.backendFailed(c, err, relayResult{})
@@ -278,9 +273,6 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 			return s.sendErr(asSQLError(err))
 		}
 		out, err := rewrite(pkt, cs, bs)
-		if err != nil && around {
-			_ = causalOff(c)
-		}
 		if err != nil {
 			s.after(c, cs.class, relayResult{isErr: true})
 			return s.sendErr(asSQLError(err))
@@ -295,13 +287,8 @@ func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *
 			}
 			return s.failed(c, cs.class, err, res)
 		}
-		if causal {
-			if around && !c.Broken() {
-				_ = causalOff(c)
-			}
-			if !res.isErr {
-				s.causalDone(c)
-			}
+		if causal && !res.isErr {
+			s.causalDone(c)
 		}
 		c.Pool().CountQuery(len(pkt), res.recv)
 		if then != nil {

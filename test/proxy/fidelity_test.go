@@ -306,7 +306,7 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 			t.Errorf("prepared: %d of 200 reads right after the session's own write missed it; reads ran on %v (want node2 and node3 only)", misses, nodes)
 		}
 		// The text protocol (the read is sent as SET STATEMENT ... FOR),
-		// and a multi-statement read (wsrep_sync_wait set around it).
+		// and a multi-statement read (a causal SELECT 1 before it).
 		text := pinConn(t, pt.db(t, func(cfg *mysql.Config) { cfg.InterpolateParams, cfg.MultiStatements = true, true }))
 		if m, n := writeThenRead(t, text, 100); m > 0 || n["node1"] > 0 {
 			t.Errorf("text: %d of 100 reads right after the session's own write missed it; reads ran on %v", m, n)
