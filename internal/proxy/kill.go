@@ -91,14 +91,17 @@ func (s *session) comKill(id uint32, queryOnly bool) error {
 	if *owner != s.user.name {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1095), "You are not owner of thread %d", id))
 	}
-	if err := s.interrupt(target, queryOnly); err != nil {
-		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1094),
-			"galeon: could not interrupt the statement of connection %d on its node: %v", id, err))
-	}
 	if !queryOnly {
+		// The client's connection goes first, so that it sees its
+		// connection killed (as directly), not an error about the node
+		// connection galeon kills next.
 		s.p.mu.Lock() // Serve also closes sessions through nc
 		target.nc.Close()
 		s.p.mu.Unlock()
+	}
+	if err := s.interrupt(target, queryOnly); err != nil && queryOnly {
+		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1094),
+			"galeon: could not interrupt the statement of connection %d on its node: %v", id, err))
 	}
 	return s.sendOK()
 }
