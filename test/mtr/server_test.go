@@ -71,9 +71,13 @@ func prepare(t *testing.T, sb *sandbox.Sandbox) {
 		} else {
 			stmts = append(stmts, "DROP USER IF EXISTS 'root'@'localhost'")
 		}
+		// Best effort: the sandbox is the test's own and is destroyed
+		// right after; a file a test left in a schema directory (an
+		// ARCHIVE table's .ARZ) makes DROP DATABASE fail with 1010, which
+		// says nothing about galeon.
 		for _, s := range stmts {
 			if _, err := db.ExecContext(ctx, s); err != nil {
-				t.Errorf("cleanup: %s: %v", s, err)
+				t.Logf("cleanup: %s: %v", s, err)
 			}
 		}
 	})
