@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,6 +223,9 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 		f.ClusterStatus = v["wsrep_cluster_status"]
 		f.Ready = v["wsrep_ready"] == "ON"
 		f.ClusterSize, _ = strconv.Atoi(v["wsrep_cluster_size"])
+		if m := v["wsrep_incoming_addresses"]; m != "" {
+			f.Members = strings.Split(m, ",")
+		}
 		f.StateUUID = v["wsrep_cluster_state_uuid"]
 		f.LastCommitted, _ = strconv.ParseInt(v["wsrep_last_committed"], 10, 64)
 		f.CachedDownto, _ = strconv.ParseInt(v["wsrep_local_cached_downto"], 10, 64)

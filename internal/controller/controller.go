@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -221,8 +222,14 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 					}
 					scancel()
 				}
-				if n.ClusterSize == expected && !slices.Contains(members, n.Name) {
-					members = append(members, n.Name)
+				if n.ClusterSize == expected {
+					if names, ok := componentMembers(nodes, n.Members, expected); ok {
+						// Galera's own list: no member is missed because
+						// its agent was not seen reporting in time.
+						members = names
+					} else if !slices.Contains(members, n.Name) {
+						members = append(members, n.Name)
+					}
 				}
 			}
 		}
@@ -254,4 +261,27 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 		}
 		dcancel()
 	}
+}
+
+// componentMembers maps the client addresses Galera lists for a Primary
+// component (wsrep_incoming_addresses) to the registered nodes' names.
+// ok is false unless there are size of them and every one is a
+// registered node.
+func componentMembers(nodes []discovery.NodeFacts, addrs []string, size int) (names []string, ok bool) {
+	if len(addrs) != size || size == 0 {
+		return nil, false
+	}
+	byAddr := make(map[string]string, len(nodes))
+	for _, n := range nodes {
+		byAddr[n.Address] = n.Name
+	}
+	for _, a := range addrs {
+		name, known := byAddr[strings.TrimSpace(a)]
+		if !known {
+			return nil, false
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, true
 }

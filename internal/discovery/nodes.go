@@ -40,8 +40,11 @@ type NodeFacts struct {
 	ClusterStatus     string `json:"wsrep_cluster_status,omitempty"`
 	Ready             bool   `json:"wsrep_ready"`
 	ClusterSize       int    `json:"wsrep_cluster_size"`
-	StateUUID         string `json:"wsrep_cluster_state_uuid,omitempty"`
-	LastCommitted     int64  `json:"wsrep_last_committed"`
+	// Members are the client addresses of the component's members as
+	// Galera lists them (wsrep_incoming_addresses).
+	Members       []string `json:"wsrep_incoming_addresses,omitempty"`
+	StateUUID     string   `json:"wsrep_cluster_state_uuid,omitempty"`
+	LastCommitted int64    `json:"wsrep_last_committed"`
 	// CachedDownto is the lowest seqno in the node's gcache: a joiner
 	// whose position is at or above it can join by IST from this node.
 	CachedDownto int64 `json:"wsrep_local_cached_downto"`
