@@ -66,9 +66,7 @@ func (s *session) processRows(q string, full bool) []processRow {
 		since := idle
 		if busy != 0 {
 			since = busy
-			r.cmd = mysqlproto.Command(t.command.Load()).String()
-			r.cmd = strings.TrimPrefix(strings.TrimPrefix(r.cmd, "COM_STMT_"), "COM_")
-			r.cmd = commandName(r.cmd)
+			r.cmd = commandName(mysqlproto.Command(t.command.Load()))
 		}
 		if since != 0 {
 			r.secs = int64(now.Sub(time.Unix(0, since)) / time.Second)
@@ -90,19 +88,14 @@ func (s *session) processRows(q string, full bool) []processRow {
 	return rows
 }
 
-// commandName spells a command as SHOW PROCESSLIST does.
-func commandName(c string) string {
-	switch c {
-	case "QUERY":
-		return "Query"
-	case "EXECUTE", "BULK_EXECUTE":
-		return "Execute"
-	case "PREPARE":
-		return "Prepare"
-	case "FETCH":
-		return "Fetch"
+// commandName spells a command as SHOW PROCESSLIST does: COM_QUERY is
+// Query, COM_STMT_EXECUTE (and MariaDB's bulk form) Execute.
+func commandName(c mysqlproto.Command) string {
+	if c == mysqlproto.ComStmtBulkExecute {
+		c = mysqlproto.ComStmtExecute
 	}
-	return strings.ToUpper(c[:1]) + strings.ToLower(c[1:])
+	name := strings.TrimPrefix(strings.TrimPrefix(c.String(), "COM_STMT_"), "COM_")
+	return name[:1] + strings.ToLower(name[1:])
 }
 
 // nodeThread reads the state and statement of c's thread on its node.
