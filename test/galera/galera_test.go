@@ -70,6 +70,14 @@ func newRig(t *testing.T, mutate func(*config.Config)) *rig {
 	if _, err := r.nodes["node1"].Exec("CREATE TABLE app.ledger (id BIGINT AUTO_INCREMENT PRIMARY KEY, node VARCHAR(32), at DATETIME(6), KEY(at))"); err != nil {
 		t.Fatal(err)
 	}
+	// Galera applies the CREATE on node2 and node3 after node1 has
+	// answered: a causal read on each makes the table visible there before
+	// the load's first read (a CI run once read 1146 from a reader).
+	for _, n := range sb.Nodes {
+		if _, err := r.nodes[n.Name].Exec("SET STATEMENT wsrep_sync_wait=1 FOR SELECT 1 FROM app.ledger LIMIT 0"); err != nil {
+			t.Fatalf("%s: app.ledger after the CREATE: %v", n.Name, err)
+		}
+	}
 	r.waitWriter(t, "node1", 10*time.Second)
 	return r
 }
