@@ -10,7 +10,7 @@
 // Nodes are started directly as the `mysql` user (never as root: rsync SST
 // drops to nobody and fails, see FIELD-NOTES.md) and are stopped by the PID
 // the sandbox itself recorded, never by process name. The defaults are
-// tuned for a loopback cluster (evs.suspect_timeout=PT1S and friends, a
+// tuned for a loopback cluster (evs.suspect_timeout=PT2S and friends, a
 // small buffer pool) and every Galera provider option or server option can
 // be overridden.
 package sandbox
