@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -13,13 +12,9 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
-	"time"
 
+	"github.com/galeon-db/galeon/internal/assemble"
 	"github.com/galeon-db/galeon/internal/config"
-	"github.com/galeon-db/galeon/internal/discovery"
-	"github.com/galeon-db/galeon/internal/nodesync"
-	"github.com/galeon-db/galeon/internal/proxy"
-	"github.com/galeon-db/galeon/internal/sharedconfig"
 )
 
 const proxyUsage = `usage: galeon proxy [--config FILE] [--check-config] [--background --pid-file F --log-file F] [--verbose]
@@ -113,59 +108,17 @@ func runProxy(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var store *discovery.Store
-	var shared *sharedconfig.Sync
-	name := cfg.Discovery.Name(cfg.Proxy.Listen)
-	if cfg.Discovery.Enabled() {
-		if store, err = discovery.Open(ctx, cfg.Discovery.Store(), log); err != nil {
-			return err
-		}
-		defer store.Close()
-		key, created, err := sharedconfig.LoadOrCreateKey(cfg.Discovery.SecretKeyFile)
-		if err != nil {
-			return err
-		}
-		if created {
-			log.Info("generated the key that seals passwords in the shared configuration; give every proxy of the cluster a copy", "file", cfg.Discovery.SecretKeyFile)
-		}
-		if shared, err = sharedconfig.Bootstrap(ctx, store, cfg, key, name, log); err != nil {
-			return err
-		}
-		if probs := cfg.RequireAfterShared(); len(probs) > 0 {
-			return fmt.Errorf("%s: %s", *path, strings.Join(probs, "; "))
-		}
-	}
-	p, err := proxy.New(cfg, log)
+	a, err := assemble.Start(ctx, assemble.Options{Config: cfg, ConfigPath: *path, Log: log, Admin: true})
 	if err != nil {
 		return err
 	}
-	if store != nil {
-		cctx, stopControl := context.WithCancel(ctx)
-		controlDone := make(chan struct{})
-		go func() {
-			defer close(controlDone)
-			nodesync.Run(cctx, store, p, nodesync.Options{Name: name, MySQL: cfg.Proxy.Listen, Admin: cfg.Admin.Listen,
-				FenceTimeout: cfg.Galera.DrainGrace.D() + time.Second, Shared: shared}, log)
-		}()
-		// On the way out: resign the controller role and remove this
-		// proxy's record before the store closes.
-		defer func() { stopControl(); <-controlDone }()
-		log.Info("joined the control plane", "proxy", name, "endpoints", strings.Join(store.Endpoints, ","), "cluster", cfg.Discovery.Cluster)
-	}
-	errs := make(chan error, 2)
-	go func() { errs <- p.Serve(ctx) }()
-	if err := startAdmin(ctx, cfg, p, log, errs); err != nil {
-		return err
-	}
-	log.Info("galeon proxy listening", "mysql", cfg.Proxy.Listen, "admin", cfg.Admin.Listen, "http", cfg.Admin.HTTPListen, "servers", len(cfg.Servers))
+	defer a.Stop()
+	log.Info("galeon proxy listening", "mysql", a.Addr, "admin", cfg.Admin.Listen, "http", cfg.Admin.HTTPListen, "servers", len(cfg.Servers))
 	if generated {
-		log.Info("admin password generated", "user", user, "password", password, "stored_in", credentialsPath(*path))
+		// The password itself is never logged: it is in the file.
+		log.Info("admin password generated", "user", user, "stored_in", credentialsPath(*path))
 	}
-	err = <-errs
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return a.Wait(ctx)
 }
 
 func printProxyInfo(cfg *config.Config, user, password string, generated bool, path string) {

@@ -77,6 +77,8 @@ type Pool struct {
 	waiters []*waiter
 
 	writerInUse atomic.Int64
+	// writersDone signals (coalesced) that writerInUse fell to zero.
+	writersDone chan struct{}
 
 	// globalsGen counts changes of the node's global variables seen by
 	// the health checks (SetGlobals) or made through the proxy
@@ -105,7 +107,7 @@ type waiter struct {
 
 // NewPool creates the pool of one node.
 func NewPool(s ServerInfo, o Options) *Pool {
-	return &Pool{server: s, opts: o, idle: map[Profile][]*Conn{}, inUse: map[*Conn]struct{}{}}
+	return &Pool{server: s, opts: o, idle: map[Profile][]*Conn{}, inUse: map[*Conn]struct{}{}, writersDone: make(chan struct{}, 1)}
 }
 
 // Server is the node this pool connects to.
@@ -389,7 +391,12 @@ func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
 // endUse forgets c as in use (and as a writer-role connection).
 func (p *Pool) endUse(c *Conn) {
 	if c.writerEpoch != 0 {
-		p.writerInUse.Add(-1)
+		if p.writerInUse.Add(-1) == 0 {
+			select {
+			case p.writersDone <- struct{}{}:
+			default:
+			}
+		}
 		c.writerEpoch = 0
 	}
 	p.mu.Lock()
@@ -415,6 +422,19 @@ func (p *Pool) MarkWriter(c *Conn, epoch uint64) {
 
 // WriterInUse is the number of connections in use in the writer role.
 func (p *Pool) WriterInUse() int64 { return p.writerInUse.Load() }
+
+// WaitWritersDone waits until no connection is in use in the writer role,
+// or ctx ends; it reports whether none is.
+func (p *Pool) WaitWritersDone(ctx context.Context) bool {
+	for p.writerInUse.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return p.writerInUse.Load() == 0
+		case <-p.writersDone:
+		}
+	}
+	return true
+}
 
 // FenceWriters closes every connection in use in the writer role: what
 // runs on them fails at once. It returns how many it closed.

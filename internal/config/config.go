@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-
-	"github.com/galeon-db/galeon/internal/discovery"
 )
 
 // Hostgroup names known to the router. Query rules and hints may route to
@@ -68,6 +66,10 @@ type Proxy struct {
 	MaxLocalInfileSize Size     `toml:"max_local_infile_size"`
 	NoBackendWait      Duration `toml:"no_backend_timeout"`
 	MaxClients         int      `toml:"max_clients"`
+	// MaxPausedWrites bounds the sessions whose statement waits for a
+	// writer (a writer switch, or no node fit to write); one more gets
+	// error 9001 at once instead of queueing.
+	MaxPausedWrites int `toml:"max_paused_writes"`
 	// Threads is how many cores the proxy's Go scheduler uses (GOMAXPROCS).
 	// 0: half the machine's cores, at least 1. The proxy shares the machine
 	// with clients and often databases. On 2 cores shared with sysbench and
@@ -203,13 +205,6 @@ func (d Discovery) Name(listen string) string {
 // Enabled says whether the proxy follows service discovery.
 func (d Discovery) Enabled() bool { return d.Endpoints != "" }
 
-// Store is the discovery package's view of these settings.
-func (d Discovery) Store() discovery.Config {
-	return discovery.Config{Endpoints: d.Endpoints, Cluster: d.Cluster, DataDir: d.DataDir,
-		ClientListen: d.ClientListen, PeerListen: d.PeerListen, Username: d.Username, Password: d.Password,
-		CAFile: d.CAFile, CertFile: d.CertFile, KeyFile: d.KeyFile}
-}
-
 // RequireAfterShared lists what a proxy with discovery still lacks once
 // the cluster's shared configuration is merged in: it may start with a
 // file that has only the discovery endpoint, but not without users or a
@@ -283,6 +278,7 @@ func Defaults() Config {
 			MaxLocalInfileSize: 1 << 30,
 			NoBackendWait:      Duration(2 * time.Second),
 			MaxClients:         20000,
+			MaxPausedWrites:    1000,
 		},
 		Admin: Admin{Listen: "127.0.0.1:6032", HTTPListen: "127.0.0.1:6080", User: "admin"},
 		Pool: Pool{
@@ -323,12 +319,12 @@ func Parse(text, name string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if md.IsDefined("discovery") && cfg.Discovery.Endpoints == "" {
-		cfg.Discovery.Endpoints = discovery.Embedded
+		cfg.Discovery.Endpoints = EmbeddedEndpoints
 	}
 	if cfg.Discovery.Enabled() && cfg.Discovery.SecretKeyFile == "" {
 		cfg.Discovery.SecretKeyFile = filepath.Join(filepath.Dir(name), "galeon-secret.key")
 	}
-	if cfg.Discovery.Endpoints == discovery.Embedded && cfg.Discovery.DataDir == "" {
+	if cfg.Discovery.Endpoints == EmbeddedEndpoints && cfg.Discovery.DataDir == "" {
 		// The embedded etcd keeps its data beside the proxy's state.
 		cfg.Discovery.DataDir = filepath.Join(filepath.Dir(name), "galeon-discovery")
 	}
@@ -377,6 +373,9 @@ func (c *Config) Validate() []string {
 	if c.Proxy.NoBackendWait <= 0 {
 		add("proxy.no_backend_timeout", "must be positive, e.g. \"2s\"")
 	}
+	if c.Proxy.MaxPausedWrites < 1 {
+		add("proxy.max_paused_writes", "must be at least 1 (sessions that may wait for a writer at once)")
+	}
 	if (c.Proxy.TLSCert == "") != (c.Proxy.TLSKey == "") {
 		add("proxy.tls_cert", "tls_cert and tls_key must be given together")
 	}
@@ -398,12 +397,12 @@ func (c *Config) Validate() []string {
 		}
 	}
 	if d := c.Discovery; d.Enabled() {
-		p = append(p, d.Store().Validate()...)
+		p = append(p, d.ValidateStore()...)
 		if d.WriterWeight < 0 || d.ReaderWeight < 0 {
 			add("discovery.writer_weight", "weights must be 0 or more")
 		}
 		if d.ProxyName != "" {
-			if err := discovery.ValidName("proxy", d.ProxyName); err != nil {
+			if err := ValidName("proxy", d.ProxyName); err != nil {
 				add("discovery.proxy_name", "%v", err)
 			}
 		}

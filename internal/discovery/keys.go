@@ -1,8 +1,7 @@
 package discovery
 
 import (
-	"fmt"
-	"regexp"
+	"github.com/galeon-db/galeon/internal/config"
 )
 
 // Keys is the layout of one cluster's keys:
@@ -16,16 +15,8 @@ import (
 //	/galeon/<cluster>/actions/<node>    what the controller asks a node's agent to do (recovery)
 type Keys struct{ root string }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
-
-// ValidName checks a cluster, node or proxy name: it becomes part of a
-// key, so it is limited to letters, digits, '_', '.' and '-'.
-func ValidName(what, name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%s name %q: use 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit", what, name)
-	}
-	return nil
-}
+// ValidName checks a cluster, node or proxy name (see config.ValidName).
+func ValidName(what, name string) error { return config.ValidName(what, name) }
 
 // NewKeys returns the layout for cluster.
 func NewKeys(cluster string) Keys { return Keys{root: "/galeon/" + cluster + "/"} }

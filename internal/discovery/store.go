@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,10 +16,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/galeon-db/galeon/internal/config"
 )
 
 // Embedded is the Endpoints value that runs etcd inside the process.
-const Embedded = "embedded"
+const Embedded = config.EmbeddedEndpoints
 
 // Config says where the store is. Every field is checked by Validate,
 // with the key it comes from in the message.
@@ -45,62 +46,19 @@ type Config struct {
 	DialTimeout time.Duration
 }
 
-// Validate lists the problems of c, each naming its key (discovery.*).
-func (c Config) Validate() []string {
-	var out []string
-	add := func(key, format string, a ...any) {
-		out = append(out, "discovery."+key+": "+fmt.Sprintf(format, a...))
-	}
-	if err := ValidName("cluster", c.Cluster); err != nil {
-		add("cluster", "%v", err)
-	}
-	if c.Endpoints == Embedded {
-		if c.DataDir == "" {
-			add("data_dir", "required for the embedded etcd")
-		}
-		for key, a := range map[string]string{"client_listen": c.ClientListen, "peer_listen": c.PeerListen} {
-			if _, _, err := net.SplitHostPort(a); a != "" && err != nil {
-				add(key, "%q is not host:port", a)
-			}
-		}
-	} else if _, _, err := parseEndpoints(c.Endpoints); err != nil {
-		add("endpoints", "%v", err)
-	}
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		add("cert_file", "cert_file and key_file go together")
-	}
-	if (c.Username == "") != (c.Password == "") {
-		add("username", "username and password go together")
-	}
-	return out
+// FromSettings is the store's view of a configuration file's
+// [discovery] section.
+func FromSettings(d config.Discovery) Config {
+	return Config{Endpoints: d.Endpoints, Cluster: d.Cluster, DataDir: d.DataDir,
+		ClientListen: d.ClientListen, PeerListen: d.PeerListen, Username: d.Username, Password: d.Password,
+		CAFile: d.CAFile, CertFile: d.CertFile, KeyFile: d.KeyFile}
 }
 
-// parseEndpoints turns "etcd://h1:2379,etcds://h2:2379" into client URLs;
-// secure says whether TLS is asked for.
-func parseEndpoints(s string) (urls []string, secure bool, err error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, false, errors.New(`empty: use "embedded" or etcd://host:2379[,host:2379...]`)
-	}
-	for _, e := range strings.Split(s, ",") {
-		e = strings.TrimSpace(e)
-		u, perr := url.Parse(e)
-		if perr != nil || u.Host == "" {
-			return nil, false, fmt.Errorf("%q: not a URL such as etcd://10.0.0.1:2379", e)
-		}
-		if _, _, herr := net.SplitHostPort(u.Host); herr != nil {
-			return nil, false, fmt.Errorf("%q: the host needs a port, e.g. etcd://%s:2379", e, u.Host)
-		}
-		switch u.Scheme {
-		case "etcd", "http":
-			urls = append(urls, "http://"+u.Host)
-		case "etcds", "https":
-			urls = append(urls, "https://"+u.Host)
-			secure = true
-		default:
-			return nil, false, fmt.Errorf("%q: scheme must be etcd:// or etcds://", e)
-		}
-	}
-	return urls, secure, nil
+// Validate lists the problems of c, each naming its key (discovery.*).
+func (c Config) Validate() []string {
+	return config.Discovery{Endpoints: c.Endpoints, Cluster: c.Cluster, DataDir: c.DataDir,
+		ClientListen: c.ClientListen, PeerListen: c.PeerListen, Username: c.Username, Password: c.Password,
+		CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile}.ValidateStore()
 }
 
 // Store is an open connection to the control-plane store.
@@ -138,7 +96,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
 		}
 		s.server, s.Endpoints = srv, []string{url}
 	} else {
-		s.Endpoints, secure, _ = parseEndpoints(cfg.Endpoints)
+		s.Endpoints, secure, _ = config.ParseEndpoints(cfg.Endpoints)
 	}
 	ccfg := clientv3.Config{
 		Endpoints: s.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop(),

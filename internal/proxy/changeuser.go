@@ -26,7 +26,7 @@ func (p *Proxy) refuse(nc net.Conn) {
 // handshake is needed. A failed attempt closes the connection, as MySQL
 // does.
 func (s *session) comChangeUser(pkt []byte) (bool, error) {
-	cu, err := parseChangeUser(pkt, s.caps)
+	cu, err := mysqlproto.ParseChangeUser(pkt, s.caps)
 	if err != nil {
 		s.fail(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_CHANGE_USER: %v", err))
 		return true, err
@@ -36,14 +36,14 @@ func (s *session) comChangeUser(pkt []byte) (bool, error) {
 		return true, err
 	}
 	users := *s.p.users.Load()
-	u := users[cu.user]
+	u := users[cu.User]
 	cfg := mysqlproto.ServerAuthConfig{PrivateKey: s.p.rsaKey, ClientHost: s.host, Plugin: mysqlproto.NativePasswordPlugin}
 	if u != nil {
 		cfg.Credential, cfg.Plugin = u.cred, u.plugin
 	}
 	// An empty plugin name in the response forces a switch to the
 	// account's plugin with our new scramble.
-	resp := &mysqlproto.HandshakeResponse{Username: cu.user, Capabilities: s.caps | mysqlproto.ClientPluginAuth, AuthPlugin: ""}
+	resp := &mysqlproto.HandshakeResponse{Username: cu.User, Capabilities: s.caps | mysqlproto.ClientPluginAuth, AuthPlugin: ""}
 	auth := mysqlproto.NewServerAuth(scramble, cfg)
 	if err := auth.Run(s.pc, resp); err != nil {
 		var se *mysqlproto.SQLError
@@ -58,56 +58,12 @@ func (s *session) comChangeUser(pkt []byte) (bool, error) {
 	s.user = u
 	s.userName.Store(&u.name)
 	s.prof = backend.Profile{User: u.backendUser, Password: u.backendPassword, Caps: s.caps & backend.ProfileCaps, Charset: s.prof.Charset}
-	if cu.charset != 0 {
-		s.prof.Charset = cu.charset
+	if cu.Charset != 0 {
+		s.prof.Charset = cu.Charset
 	}
-	s.setSchema(cu.db)
+	s.setSchema(cu.DB)
 	if s.schema == "" {
 		s.setSchema(u.defaultSchema)
 	}
 	return false, s.sendOK()
-}
-
-type changeUser struct {
-	user, db string
-	charset  byte
-}
-
-func parseChangeUser(pkt []byte, caps mysqlproto.Capability) (changeUser, error) {
-	var cu changeUser
-	b := pkt[1:]
-	user, n, err := mysqlproto.ReadNullString(b)
-	if err != nil {
-		return cu, err
-	}
-	cu.user = string(user)
-	b = b[n:]
-	if len(b) == 0 {
-		return cu, errors.New("truncated after user name")
-	}
-	if caps.Has(mysqlproto.ClientSecureConnection) {
-		l := int(b[0])
-		if len(b) < 1+l {
-			return cu, errors.New("truncated auth response")
-		}
-		b = b[1+l:]
-	} else {
-		_, n, err := mysqlproto.ReadNullString(b)
-		if err != nil {
-			return cu, err
-		}
-		b = b[n:]
-	}
-	if len(b) > 0 {
-		db, n, err := mysqlproto.ReadNullString(b)
-		if err != nil {
-			return cu, err
-		}
-		cu.db = string(db)
-		b = b[n:]
-	}
-	if len(b) >= 2 {
-		cu.charset = b[0]
-	}
-	return cu, nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/topology"
 )
@@ -68,7 +70,7 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 			p.galera.monitor.RemoveNode(n.Name)
 		}
 		delete(p.discovered, n.Name)
-		p.events.add(EventNodeLeft, n.Name, fmt.Sprintf("%s (%s) left service discovery", n.Name, n.Address))
+		p.events.Add(eventlog.NodeLeft, n.Name, fmt.Sprintf("%s (%s) left service discovery", n.Name, n.Address))
 	}
 	d := p.cfg.Discovery
 	p.runtimeMu.Lock()
@@ -78,18 +80,21 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 		p.discovered[n.Name] = n
 		w, ok := weights[n.Name]
 		if !ok {
-			w = Weights{Writer: d.WriterWeight, Reader: d.ReaderWeight}
+			w = config.Weights{Writer: d.WriterWeight, Reader: d.ReaderWeight}
 		}
 		p.view.AddServer(topology.Server{Name: n.Name, Addr: n.Address, WriterWeight: w.Writer, ReaderWeight: w.Reader, Discovered: true, Site: n.Site})
 		if p.galera.monitor != nil {
 			p.galera.monitor.AddNode(galera.Node{Name: n.Name, Addr: n.Address})
 		}
-		p.events.add(EventNodeJoined, n.Name, fmt.Sprintf("%s (%s) registered through service discovery", n.Name, n.Address))
+		p.events.Add(eventlog.NodeJoined, n.Name, fmt.Sprintf("%s (%s) registered through service discovery", n.Name, n.Address))
+	}
+	if len(gone)+len(added) > 0 {
+		p.reconsider()
 	}
 }
 
 // RecordRejected records a control-plane value that was rejected (and
 // not applied), for operators: SELECT * FROM events.
 func (p *Proxy) RecordRejected(msg string) {
-	p.events.add(EventRejected, "", msg)
+	p.events.Add(eventlog.Rejected, "", msg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/topology"
 )
 
@@ -53,7 +54,7 @@ func (p *Proxy) learnHomeSite(ctx context.Context) {
 		}
 		if site, ok := topology.NearestSite(seen); ok {
 			p.view.SetHomeSite(site)
-			p.events.add(EventHomeSite, "", "home site "+site+" (its nodes answer fastest: proxy.site = auto)")
+			p.events.Add(eventlog.HomeSite, "", "home site "+site+" (its nodes answer fastest: proxy.site = auto)")
 			return
 		}
 	}

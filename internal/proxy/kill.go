@@ -3,10 +3,9 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/sqlclass"
 )
 
 // Drivers cancel a statement (a query timeout, Ctrl-C in the mariadb
@@ -29,36 +28,11 @@ func (p *Proxy) nextSessionID() uint32 {
 	return sessionIDBase + p.connIDs.Add(1)%sessionIDBase
 }
 
-// killTarget parses KILL [HARD|SOFT] [CONNECTION|QUERY] id; ok is false
-// for other forms (KILL USER, KILL QUERY ID).
-func killTarget(q string) (id uint32, queryOnly, ok bool) {
-	f := strings.Fields(strings.TrimRight(strings.TrimSpace(q), "; \t\n"))
-	if len(f) < 2 || !strings.EqualFold(f[0], "KILL") {
-		return 0, false, false
-	}
-	f = f[1:]
-	if len(f) > 1 && (strings.EqualFold(f[0], "HARD") || strings.EqualFold(f[0], "SOFT")) {
-		f = f[1:]
-	}
-	if len(f) > 1 && (strings.EqualFold(f[0], "QUERY") || strings.EqualFold(f[0], "CONNECTION")) {
-		queryOnly = strings.EqualFold(f[0], "QUERY")
-		f = f[1:]
-	}
-	if len(f) != 1 {
-		return 0, false, false
-	}
-	n, err := strconv.ParseUint(f[0], 10, 32)
-	if err != nil {
-		return 0, false, false
-	}
-	return uint32(n), queryOnly, true
-}
-
 // comKillStatement answers a KILL statement. Only galeon's own session
 // ids are valid targets: a node's thread id, sent on, would end whichever
 // pooled connection has it — another client's, maybe.
 func (s *session) comKillStatement(q string) error {
-	id, queryOnly, ok := killTarget(q)
+	id, queryOnly, ok := sqlclass.KillTarget(q)
 	switch {
 	case !ok:
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErrorCode(1235),

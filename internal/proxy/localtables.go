@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
-	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/sqlclass"
 )
 
@@ -111,9 +110,9 @@ func (s *session) afterDDL(c *backend.Conn) {
 
 // localTableHostgroup sends a read of a non-replicated table to the
 // writer.
-func (s *session) localTableHostgroup(hg, q string) string {
-	if hg == config.HostgroupReader && s.readsLocalTable(q) {
-		return config.HostgroupWriter
+func (s *session) localTableHostgroup(hg route, q string) route {
+	if hg == routeReader && s.readsLocalTable(q) {
+		return routeWriter
 	}
 	return hg
 }

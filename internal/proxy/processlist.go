@@ -9,6 +9,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/sessionvars"
 	"github.com/galeon-db/galeon/internal/sqlclass"
 )
 
@@ -19,18 +20,6 @@ import (
 // columns are MariaDB's, plus Node: where the session's statement runs.
 // State and Info of a running statement come from that node's own
 // processlist entry for the backend connection.
-
-// processlistQuery reports SHOW [FULL] PROCESSLIST.
-func processlistQuery(q string) (full, ok bool) {
-	f := strings.Fields(strings.TrimRight(strings.TrimSpace(q), "; \t\n"))
-	switch {
-	case len(f) == 2 && strings.EqualFold(f[0], "SHOW") && strings.EqualFold(f[1], "PROCESSLIST"):
-		return false, true
-	case len(f) == 3 && strings.EqualFold(f[0], "SHOW") && strings.EqualFold(f[1], "FULL") && strings.EqualFold(f[2], "PROCESSLIST"):
-		return true, true
-	}
-	return false, false
-}
 
 // processRow is one session as SHOW PROCESSLIST shows it.
 type processRow struct {
@@ -66,7 +55,7 @@ func (s *session) processRows(q string, full bool) []processRow {
 		since := idle
 		if busy != 0 {
 			since = busy
-			r.cmd = commandName(mysqlproto.Command(t.command.Load()))
+			r.cmd = mysqlproto.Command(t.command.Load()).ProcesslistName()
 		}
 		if since != 0 {
 			r.secs = int64(now.Sub(time.Unix(0, since)) / time.Second)
@@ -86,16 +75,6 @@ func (s *session) processRows(q string, full bool) []processRow {
 		rows = append(rows, r)
 	}
 	return rows
-}
-
-// commandName spells a command as SHOW PROCESSLIST does: COM_QUERY is
-// Query, COM_STMT_EXECUTE (and MariaDB's bulk form) Execute.
-func commandName(c mysqlproto.Command) string {
-	if c == mysqlproto.ComStmtBulkExecute {
-		c = mysqlproto.ComStmtExecute
-	}
-	name := strings.TrimPrefix(strings.TrimPrefix(c.String(), "COM_STMT_"), "COM_")
-	return name[:1] + strings.ToLower(name[1:])
 }
 
 // nodeThread reads the state and statement of c's thread on its node.
@@ -143,5 +122,5 @@ func (s *session) comProcesslist(q string, full bool) error {
 
 // textLiteral quotes a string for a statement galeon builds.
 func textLiteral(v string, null bool) string {
-	return sqlLiteral(backend.Value{Text: v, Null: null})
+	return sessionvars.Literal(backend.Value{Text: v, Null: null})
 }

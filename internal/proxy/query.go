@@ -16,39 +16,39 @@ import (
 // connFor returns the connection a statement must run on: the held one if
 // the session has to stay there, else one from the pool of the hostgroup
 // the router picks.
-func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, string, error) {
-	if s.held != nil && s.held.WriterEpoch() != 0 && s.held.WriterEpoch() != s.p.view.Load().Epoch {
+func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, error) {
+	if s.hold.conn != nil && s.hold.conn.WriterEpoch() != 0 && s.hold.conn.WriterEpoch() != s.p.view.Load().Epoch {
 		// The writer changed while this session held a writer connection.
-		c, kind := s.held, s.hold
-		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+		stateful := s.hold.stateful()
+		c := s.hold.drop()
 		s.discard(c)
-		if kind == holdTx || kind == holdPinned {
+		if stateful {
 			s.p.counts.abortedWriterChanged.Add(1)
 			w, _ := s.p.view.Load().Writer()
 			return nil, "", mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
 				"galeon: the writer changed from %s to %s while your transaction was open; it was rolled back: retry the transaction", c.Server(), w.Name)
 		}
 	}
-	if s.held != nil {
-		if s.hold == holdSoft && !r.NeedsSameConn {
-			c := s.held
-			s.held, s.hold = nil, holdNone
+	if s.hold.conn != nil {
+		if s.hold.kind == holdSoft && !r.NeedsSameConn {
+			c := s.hold.conn
+			s.hold.drop()
 			s.releaseLast(c)
 		} else {
-			if err := s.sync(s.held); err != nil {
+			if err := s.sync(s.hold.conn); err != nil {
 				return nil, "", err
 			}
-			return s.held, "held", nil
+			return s.hold.conn, routeHeld, nil
 		}
 	}
-	if r.NeedsSameConn && s.last != nil {
+	if r.NeedsSameConn && s.hold.last != nil {
 		// A statement about the previous one (FOUND_ROWS(), SHOW
 		// WARNINGS, ...) after a read that was not held: take that
 		// read's connection back if nobody has used it since.
-		c := s.last
-		s.last = nil
-		if (!r.IsWrite() || s.isWriter(c.Server())) && c.Pool().TakeBack(c, s.prof, s.lastGen) {
-			return s.asPrevious(c, r, "held", false)
+		c := s.hold.last
+		s.hold.last = nil
+		if (!r.IsWrite() || s.isWriter(c.Server())) && c.Pool().TakeBack(c, s.prof, s.hold.lastGen) {
+			return s.asPrevious(c, r, routeHeld, false)
 		}
 	}
 	hg := s.hostgroupFor(q, r)
@@ -72,7 +72,7 @@ const clearDiagnostics = "(SELECT 1 FROM information_schema.ENGINES LIMIT 0)"
 // read must see its parent's id. And a connection that was not the
 // previous statement's (foreign) must not show the warnings another
 // session left on it.
-func (s *session) asPrevious(c *backend.Conn, r sqlclass.Result, hg string, foreign bool) (*backend.Conn, string, error) {
+func (s *session) asPrevious(c *backend.Conn, r sqlclass.Result, hg route, foreign bool) (*backend.Conn, route, error) {
 	var err error
 	if foreign && c.Diag {
 		if err = c.Query("DO " + clearDiagnostics); err == nil {
@@ -107,7 +107,7 @@ func (s *session) isWriter(node string) bool {
 // releaseLast gives a connection back and remembers it as the session's
 // last, for a following statement about this one (see connFor).
 func (s *session) releaseLast(c *backend.Conn) {
-	s.last, s.lastGen = c, s.release(c)
+	s.hold.last, s.hold.lastGen = c, s.release(c)
 }
 
 // pinReason says why a successful statement makes the session unable to
@@ -137,14 +137,6 @@ func pinReason(r sqlclass.Result) string {
 	return ""
 }
 
-func (s *session) pin(c *backend.Conn, why string) {
-	c.Dirty = true
-	s.held, s.hold = c, holdPinned
-	if s.pinWhy == "" {
-		s.pinWhy = why
-	}
-}
-
 // after decides, from the server's final status, whether the session keeps
 // the connection: inside a transaction, pinned, or softly after a write.
 func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
@@ -158,41 +150,41 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 	if c.Broken() {
 		// The node ended the connection after its answer (killed,
 		// shutting down, a network error it reported).
-		if s.hold == holdTx || s.hold == holdPinned || res.status.Has(mysqlproto.ServerStatusInTrans) {
-			s.stateLost = "the node closed the connection that held the session's transaction or state"
+		if s.hold.stateful() || res.status.Has(mysqlproto.ServerStatusInTrans) {
+			s.hold.lost = "the node closed the connection that held the session's transaction or state"
 		}
-		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+		s.hold.drop()
 		s.discard(c)
 		return
 	}
-	inTx := s.hold == holdTx
+	inTx := s.hold.kind == holdTx
 	if res.statusKnown {
 		s.autocommit = res.status.Has(mysqlproto.ServerStatusAutocommit)
 		inTx = res.status.Has(mysqlproto.ServerStatusInTrans)
 	}
 	if !res.isErr {
 		if why := pinReason(r); why != "" {
-			s.pin(c, why)
+			s.hold.pin(c, why)
 		}
 		s.noteWrite(c, r)
 	}
-	if s.nextTxnHold && (r.Kind == sqlclass.Commit || r.Kind == sqlclass.Rollback) && !inTx {
-		s.nextTxnHold = false
+	if s.hold.nextTxn && (r.Kind == sqlclass.Commit || r.Kind == sqlclass.Rollback) && !inTx {
+		s.hold.nextTxn = false
 	}
 	switch {
-	case s.hold == holdPinned:
-		s.held = c
-	case inTx || s.nextTxnHold:
-		s.held, s.hold = c, holdTx
+	case s.hold.kind == holdPinned:
+		s.hold.keep(c, holdPinned)
+	case inTx || s.hold.nextTxn:
+		s.hold.keep(c, holdTx)
 	case r.NeedsSameConn || r.Kind == sqlclass.Insert || r.Kind == sqlclass.Update ||
 		r.Kind == sqlclass.Delete || r.Kind == sqlclass.Replace || r.Kind == sqlclass.Call ||
 		r.Kind == sqlclass.Load || res.warnings > 0 || res.isErr:
 		// A statement with effects, warnings or an error is often
 		// followed by one about it (ROW_COUNT(), SHOW WARNINGS, SHOW
 		// ERRORS): keep its connection until a statement that is not.
-		s.held, s.hold = c, holdSoft
+		s.hold.keep(c, holdSoft)
 	default:
-		s.held, s.hold = nil, holdNone
+		s.hold.drop()
 		s.releaseLast(c)
 	}
 }
@@ -202,8 +194,8 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 // it, then the connection is closed), the session drops the connection
 // and any transaction on it, and the node gets an immediate health check.
 func (s *session) backendFailed(c *backend.Conn, err error, res relayResult) error {
-	if s.held == c {
-		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+	if s.hold.conn == c {
+		s.hold.drop()
 	}
 	s.discard(c)
 	var be *backendErr
@@ -254,7 +246,7 @@ func (s *session) comQuery(pkt []byte) error {
 		return s.comKillStatement(q)
 	}
 	if r.Kind == sqlclass.Show {
-		if full, ok := processlistQuery(q); ok {
+		if full, ok := sqlclass.ProcesslistQuery(q); ok {
 			return s.comProcesslist(q, full)
 		}
 	}
@@ -272,58 +264,18 @@ func (s *session) comQuery(pkt []byte) error {
 			setAs, setParsed = as, true
 		}
 	}
-	start := time.Now()
-	// Every outcome counts in the latency histogram, failures included:
-	// the slowest statements of a failover are the ones that waited for a
-	// node and got none.
-	label := statementNoBackend
-	defer func() { s.p.hist.observeStatement(label, time.Since(start)) }()
-	var rejected []string
-	for attempt := 0; ; attempt++ {
-		c, hg, err := s.connFor(q, r)
-		if err == nil && len(rejected) > 0 && contains(rejected, c.Server()) && hg != "held" {
-			// Still routed to the node that refused: wait for the monitor
-			// to take it out, then go where the view says.
-			s.release(c)
-			c, hg, err = s.connAvoiding(q, r, rejected)
-		}
-		if err != nil {
-			return s.sendErr(asSQLError(err))
-		}
-		label = hg
-		out, causal := pkt, false
-		if hg != "held" && s.needsCausal(c, r, q) {
-			// Read-your-writes (ryw.go): this read waits for the
-			// session's write on c's node.
-			causal = true
-			if prefixable(r) {
-				out = mysqlproto.AppendComQuery(nil, causalPrefix+q, s.caps)
-			} else if err := causalWait(c); err != nil {
-				return s.causalFailed(c, r, err)
+	return s.runStatement(&statement{
+		sql: q, class: r, response: mysqlproto.ResponseQuery, size: len(pkt),
+		build: func(_ *backend.Conn, causal bool) ([]byte, error) {
+			if causal {
+				return mysqlproto.AppendComQuery(nil, causalPrefix+q, s.caps), nil
 			}
-		}
-		res, err := s.forward(c, out, mysqlproto.ResponseQuery)
-		if err == nil && causal && !res.isErr {
-			s.causalDone(c)
-		}
-		if errors.Is(err, errInfileAborted) {
-			// The client has its error and the node's connection is
-			// closed: after drops it, and ends the session if its
-			// transaction or pinned state was there.
-			s.after(c, r, res)
-			return nil
-		}
-		if err != nil {
-			if avoid, again := s.retryElsewhere(c, r, hg, attempt, res, err); again {
-				if avoid != "" {
-					rejected = append(rejected, avoid)
-				}
-				continue
+			return pkt, nil
+		},
+		done: func(c *backend.Conn, res relayResult) {
+			if res.isErr {
+				return
 			}
-			return s.failed(c, r, err, res)
-		}
-		c.Pool().CountQuery(len(pkt), res.recv)
-		if !res.isErr {
 			switch {
 			case r.Kind == sqlclass.Use:
 				if db := strings.Clone(useTarget(q)); db != "" {
@@ -332,23 +284,16 @@ func (s *session) comQuery(pkt []byte) error {
 				}
 			case r.Kind == sqlclass.Set && setParsed:
 				if why := s.recordSet(setAs, c); why != "" {
-					s.pin(c, why)
+					s.hold.pin(c, why)
 				}
 			case r.Kind == sqlclass.Set:
-				s.pin(c, "SET that galeon cannot replay")
+				s.hold.pin(c, "SET that galeon cannot replay")
 			case r.Kind == sqlclass.DDL && !c.Broken():
 				s.afterDDL(c)
 			}
-		}
-		s.after(c, r, res)
-		if hg == "held" {
-			hg = c.Server()
-		}
-		hash, text := s.digest(q)
-		end := time.Now()
-		s.p.digests.record(hash, text, hg, s.user.name, end, end.Sub(start), res.rows)
-		return nil
-	}
+		},
+		digest: func() (uint64, []byte) { return s.digest(q) },
+	})
 }
 
 // retryElsewhere decides whether a statement that failed on c before any
@@ -364,7 +309,7 @@ func (s *session) comQuery(pkt []byte) error {
 //     next attempt dials afresh, which fails fast against a node that is
 //     gone, and the router then moves on once the monitor has seen it.
 //     Writes and transactions are not retried: they may have run.
-func (s *session) retryElsewhere(c *backend.Conn, r sqlclass.Result, hg string, attempt int, res relayResult, err error) (avoid string, again bool) {
+func (s *session) retryElsewhere(c *backend.Conn, r sqlclass.Result, hg route, attempt int, res relayResult, err error) (avoid string, again bool) {
 	var nr *nodeRejects
 	if errors.As(err, &nr) {
 		if attempt >= 3 {
@@ -376,11 +321,11 @@ func (s *session) retryElsewhere(c *backend.Conn, r sqlclass.Result, hg string, 
 		return nr.server, true
 	}
 	var be *backendErr
-	if !errors.As(err, &be) || attempt >= 2 || hg == "held" || r.IsWrite() || !s.autocommit || res.written {
+	if !errors.As(err, &be) || attempt >= 2 || hg == routeHeld || r.IsWrite() || !s.autocommit || res.written {
 		return "", false
 	}
-	if s.held == c {
-		s.held, s.hold = nil, holdNone
+	if s.hold.conn == c {
+		s.hold.drop()
 	}
 	s.discard(c)
 	c.Pool().CloseIdle(true)
@@ -413,18 +358,24 @@ func contains(xs []string, x string) bool {
 
 // connAvoiding waits (up to the no-backend timeout) until the router
 // sends the statement to a node other than those in avoid.
-func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*backend.Conn, string, error) {
+func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*backend.Conn, route, error) {
 	deadline := time.Now().Add(s.p.cfg.Proxy.NoBackendWait.D())
 	for {
+		snap := s.p.view.Load()
 		c, hg, err := s.connFor(q, r)
-		if err != nil || hg == "held" || !contains(avoid, c.Server()) {
+		if err != nil || hg == routeHeld || !contains(avoid, c.Server()) {
 			return c, hg, err
 		}
 		s.release(c)
 		if time.Now().After(deadline) {
 			return nil, "", &errNoBackend{hostgroup: hg, why: "every candidate refuses queries (WSREP not ready): " + fmt.Sprint(avoid), wait: s.p.cfg.Proxy.NoBackendWait.D()}
 		}
-		time.Sleep(10 * time.Millisecond)
+		// The monitor marks such a node soon: look again when the view
+		// changes, or after a moment (a reader is drawn at random).
+		select {
+		case <-snap.Changed():
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 

@@ -140,7 +140,7 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			}
 			continue
 		}
-		if first && st == mysqlproto.FrameDone && s.hold != holdTx && s.hold != holdPinned {
+		if first && st == mysqlproto.FrameDone && s.hold.kind != holdTx && s.hold.kind != holdPinned {
 			if code, isErr := f.ErrorCode(); isErr && code == errWsrepNotReady {
 				// The node refuses work (wsrep_reject_queries, not
 				// synced) and did not run the statement: keep the error

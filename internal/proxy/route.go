@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
@@ -14,9 +15,20 @@ import (
 	"github.com/galeon-db/galeon/internal/topology"
 )
 
+// route is where a statement runs: the writer, a reader, or the
+// connection the session holds (routeNone: no node took it).
+type route string
+
+const (
+	routeWriter route = config.HostgroupWriter
+	routeReader route = config.HostgroupReader
+	routeHeld   route = "held"
+	routeNone   route = "none"
+)
+
 // hostgroupFor decides where a statement goes when the session holds no
 // connection: hint, then query rules, then the statement's nature.
-func (s *session) hostgroupFor(q string, r sqlclass.Result) string {
+func (s *session) hostgroupFor(q string, r sqlclass.Result) route {
 	if pinReason(r) != "" {
 		// A statement that pins the session to its connection (user
 		// variables, temporary tables, locks...) runs on the writer
@@ -25,18 +37,18 @@ func (s *session) hostgroupFor(q string, r sqlclass.Result) string {
 		// writes belong on the writer alone. (Pinned to a reader, a
 		// CALL after SET @x ran on that reader, before the writer's
 		// CREATE PROCEDURE had reached it.)
-		return config.HostgroupWriter
+		return routeWriter
 	}
 	switch r.Hint {
 	case sqlclass.HintWriter:
-		return config.HostgroupWriter
+		return routeWriter
 	case sqlclass.HintReader:
 		if !r.IsWrite() {
-			return config.HostgroupReader
+			return routeReader
 		}
 	case sqlclass.HintHostgroup:
 		if r.HostGroup == config.HostgroupWriter || (r.HostGroup == config.HostgroupReader && !r.IsWrite()) {
-			return r.HostGroup
+			return route(r.HostGroup)
 		}
 	}
 	if rules := *s.p.rules.Load(); len(rules) > 0 {
@@ -59,31 +71,31 @@ func (s *session) hostgroupFor(q string, r sqlclass.Result) string {
 				// A rule may send reads anywhere, but never a write to
 				// the readers.
 				if ru.destination == config.HostgroupReader && r.IsWrite() {
-					return config.HostgroupWriter
+					return routeWriter
 				}
-				return ru.destination
+				return route(ru.destination)
 			}
 		}
 	}
 	if r.IsWrite() || !s.autocommit {
 		if r.Kind == sqlclass.Begin && r.ReadOnlyTxn && s.autocommit {
-			return config.HostgroupReader
+			return routeReader
 		}
-		return config.HostgroupWriter
+		return routeWriter
 	}
 	return s.localTableHostgroup(s.readHostgroup(), q)
 }
 
 // readHostgroup is where reads go by default for this session's user.
-func (s *session) readHostgroup() string {
+func (s *session) readHostgroup() route {
 	if s.user != nil && s.user.hostgroup() == config.HostgroupWriter {
-		return config.HostgroupWriter
+		return routeWriter
 	}
-	return config.HostgroupReader
+	return routeReader
 }
 
-func pick(snap *topology.Snapshot, hostgroup string) (topology.Server, bool) {
-	if hostgroup == config.HostgroupWriter {
+func pick(snap *topology.Snapshot, hostgroup route) (topology.Server, bool) {
+	if hostgroup == routeWriter {
 		return snap.Writer()
 	}
 	return snap.PickReader()
@@ -91,7 +103,7 @@ func pick(snap *topology.Snapshot, hostgroup string) (topology.Server, bool) {
 
 // errNoBackend is returned when no node could serve a hostgroup in time.
 type errNoBackend struct {
-	hostgroup string
+	hostgroup route
 	why       string
 	wait      time.Duration
 }
@@ -133,7 +145,7 @@ func asSQLError(err error) *mysqlproto.SQLError {
 // state applied, waiting up to proxy.no_backend_timeout for a node (longer
 // while a writer switch pauses writes). A node that fails to connect is
 // reported down and the next one is tried.
-func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
+func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 	// Fast path: an idle connection of the chosen node, no timer.
 	snap := s.p.view.Load()
 	if srv, ok := pick(snap, hostgroup); ok {
@@ -144,7 +156,7 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 		}
 	}
 	wait := s.p.cfg.Proxy.NoBackendWait.D()
-	if hostgroup == config.HostgroupWriter && snap.Switching && snap.Pending != "" {
+	if hostgroup == routeWriter && snap.Switching && snap.Pending != "" {
 		// A writer switch to another node is in progress: writes pause
 		// until it is done (at most drain_grace) instead of failing. (A
 		// failed writer with no successor yet waits no longer than any
@@ -156,12 +168,27 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 	defer cancel()
 	var lastErr error
 	var failed []string
+	var pausedAt time.Time
+	defer func() {
+		if !pausedAt.IsZero() {
+			s.p.pauses.end(pausedAt)
+		}
+	}()
 	for {
 		snap = s.p.view.Load()
 		srv, ok := pick(snap, hostgroup)
-		if ok && hostgroup != config.HostgroupWriter && len(failed) > 0 {
+		if ok && hostgroup != routeWriter && len(failed) > 0 {
 			srv, ok = snap.PickReaderAvoiding(failed)
 		}
+		if !ok && hostgroup == routeWriter && pausedAt.IsZero() {
+			// No writer now: the write pauses until the view names one.
+			if !s.p.pauses.begin(s.p.cfg.Proxy.MaxPausedWrites) {
+				return nil, mysqlproto.NewSQLError(mysqlproto.ErGaleonNoBackend,
+					"galeon: %d statements already wait for a writer (proxy.max_paused_writes); this one was not queued: retry, or raise the limit", s.p.cfg.Proxy.MaxPausedWrites)
+			}
+			pausedAt = time.Now()
+		}
+		var retry <-chan time.Time
 		if ok {
 			// A node that accepts connections but never greets (shutting
 			// down, frozen) must not use up the whole wait: an attempt
@@ -186,21 +213,51 @@ func (s *session) acquire(hostgroup string) (*backend.Conn, error) {
 			}
 			if !errors.Is(err, backend.ErrPoolFull) {
 				if s.p.galera.monitor == nil {
-					s.p.view.SetHealth(srv.Name, false, "unreachable: "+err.Error())
+					if s.p.view.SetHealth(srv.Name, false, "unreachable: "+err.Error()) {
+						s.p.reconsider()
+					}
 				}
 				s.p.suspect(srv.Name)
 			}
+			// The node failed: try again shortly, or as soon as the view
+			// changes.
+			retry = time.After(20 * time.Millisecond)
 		}
+		// With no node to pick, only a new view can give one: wait for it.
 		select {
 		case <-ctx.Done():
-			why := snap.Why(hostgroup)
+			why := snap.Why(string(hostgroup))
 			if lastErr != nil {
 				why = lastErr.Error()
 			}
 			return nil, &errNoBackend{hostgroup: hostgroup, why: why, wait: wait}
-		case <-time.After(20 * time.Millisecond):
+		case <-snap.Changed():
+		case <-retry:
 		}
 	}
+}
+
+// pauses counts the statements waiting for a writer, bounded by
+// proxy.max_paused_writes (see acquire), for /metrics and stats_galeon.
+type pauses struct {
+	now, total, rejected, nanos atomic.Int64
+}
+
+// begin counts one more waiting statement, or refuses it past limit.
+func (p *pauses) begin(limit int) bool {
+	if p.now.Add(1) > int64(limit) {
+		p.now.Add(-1)
+		p.rejected.Add(1)
+		return false
+	}
+	p.total.Add(1)
+	return true
+}
+
+// end counts a wait that began at since as over.
+func (p *pauses) end(since time.Time) {
+	p.now.Add(-1)
+	p.nanos.Add(int64(time.Since(since)))
 }
 
 // errSyncBroke: the connection broke while the session state was applied.
@@ -210,7 +267,7 @@ const errSyncBroke = protoErr("connection lost while applying the session state"
 // connection on success; the server's error (connection released) if the
 // state was refused; or neither (connection discarded) if it broke, so the
 // caller tries another.
-func (s *session) ready(c *backend.Conn, hostgroup string, snap *topology.Snapshot) (*backend.Conn, error) {
+func (s *session) ready(c *backend.Conn, hostgroup route, snap *topology.Snapshot) (*backend.Conn, error) {
 	err := s.sync(c)
 	if err == nil {
 		err = s.dirtyReads(c, hostgroup, snap)
@@ -236,9 +293,9 @@ func (s *session) ready(c *backend.Conn, hostgroup string, snap *topology.Snapsh
 // be stale: a connection left ON would answer from a node that has just
 // left the Primary component instead of failing over. A session that
 // set the variable itself keeps its own value.
-func (s *session) dirtyReads(c *backend.Conn, hostgroup string, snap *topology.Snapshot) error {
+func (s *session) dirtyReads(c *backend.Conn, hostgroup route, snap *topology.Snapshot) error {
 	want := false
-	if hostgroup != config.HostgroupWriter && snap.StaleReads {
+	if hostgroup != routeWriter && snap.StaleReads {
 		srv, _ := snap.Server(c.Server())
 		want = srv.Stale
 	}
@@ -261,8 +318,8 @@ func (s *session) dirtyReads(c *backend.Conn, hostgroup string, snap *topology.S
 
 // claim records a connection taken as writer, with the writer epoch, so
 // a writer change can wait for it or fence it.
-func (s *session) claim(c *backend.Conn, hostgroup string, snap *topology.Snapshot) {
-	if w, ok := snap.Writer(); ok && hostgroup == config.HostgroupWriter && w.Name == c.Server() {
+func (s *session) claim(c *backend.Conn, hostgroup route, snap *topology.Snapshot) {
+	if w, ok := snap.Writer(); ok && hostgroup == routeWriter && w.Name == c.Server() {
 		c.Pool().MarkWriter(c, snap.Epoch)
 	}
 }

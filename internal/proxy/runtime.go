@@ -1,72 +1,18 @@
 package proxy
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/topology"
 )
 
-// Weights are one node's hostgroup weights.
-type Weights struct {
-	Writer int `json:"writer"`
-	Reader int `json:"reader"`
-}
-
-// Runtime is the part of a proxy's configuration that operators change
-// while it runs and that all proxies of a cluster share: users, query
-// rules, node weights, operator drains and the writer policy. The
-// control plane keeps one copy for the whole cluster; this package only
-// imports and exports it.
-type Runtime struct {
-	Users      []config.User
-	QueryRules []config.QueryRule
-	// Weights of every node by name (configured or discovered).
-	Weights map[string]Weights
-	// Drained lists the nodes under an operator drain.
-	Drained            []string
-	Failback           string
-	WriterIsAlsoReader string
-}
-
-// Validate checks rt as the configuration file's loader would, naming the
-// key of each problem.
-func (rt Runtime) Validate() error {
-	c := config.Config{Users: rt.Users, QueryRules: rt.QueryRules}
-	var probs []string
-	for _, p := range c.Validate() {
-		if strings.HasPrefix(p, "users") || strings.HasPrefix(p, "query_rules") {
-			probs = append(probs, p)
-		}
-	}
-	if _, err := config.ParseFailback(rt.Failback); err != nil {
-		probs = append(probs, "galera.failback: "+err.Error())
-	}
-	switch topology.ReaderPolicy(rt.WriterIsAlsoReader) {
-	case topology.WriterReadsNever, topology.WriterReadsAlways, topology.WriterReadsWhenNoOtherReader:
-	default:
-		probs = append(probs, fmt.Sprintf("galera.writer_is_also_reader: %q: use never, always or when_no_other_reader", rt.WriterIsAlsoReader))
-	}
-	for name, w := range rt.Weights {
-		if w.Writer < 0 || w.Reader < 0 || w.Writer > 1_000_000 || w.Reader > 1_000_000 {
-			probs = append(probs, fmt.Sprintf("weights.%s: use 0 to 1000000", name))
-		}
-	}
-	if len(probs) > 0 {
-		return errors.New(strings.Join(probs, "; "))
-	}
-	return nil
-}
-
 // ExportRuntime returns the proxy's shared configuration as it is now.
-func (p *Proxy) ExportRuntime() Runtime {
+func (p *Proxy) ExportRuntime() config.Runtime {
 	p.runtimeMu.Lock()
-	rt := Runtime{Users: slices.Clone(p.runtimeUsers), Weights: map[string]Weights{}}
+	rt := config.Runtime{Users: slices.Clone(p.runtimeUsers), Weights: map[string]config.Weights{}}
 	for name, w := range p.weights {
 		rt.Weights[name] = w
 	}
@@ -82,7 +28,7 @@ func (p *Proxy) ExportRuntime() Runtime {
 		rt.QueryRules = append(rt.QueryRules, r.src)
 	}
 	for _, s := range p.view.Load().Servers {
-		rt.Weights[s.Name] = Weights{Writer: s.WriterWeight, Reader: s.ReaderWeight}
+		rt.Weights[s.Name] = config.Weights{Writer: s.WriterWeight, Reader: s.ReaderWeight}
 	}
 	p.galera.mu.Lock()
 	for name, on := range p.galera.adminDrain {
@@ -98,7 +44,7 @@ func (p *Proxy) ExportRuntime() Runtime {
 // ApplyRuntime makes rt the proxy's shared configuration, all of it or
 // nothing: it is validated first. Sessions keep their user; new logins
 // and statements see the new settings at once.
-func (p *Proxy) ApplyRuntime(rt Runtime) error {
+func (p *Proxy) ApplyRuntime(rt config.Runtime) error {
 	if err := rt.Validate(); err != nil {
 		return err
 	}
@@ -125,7 +71,7 @@ func (p *Proxy) ApplyRuntime(rt Runtime) error {
 		users[u.Name] = newUser(u)
 	}
 	p.runtimeUsers = slices.Clone(rt.Users)
-	p.weights = map[string]Weights{}
+	p.weights = map[string]config.Weights{}
 	for name, w := range rt.Weights {
 		p.weights[name] = w
 	}
@@ -135,7 +81,7 @@ func (p *Proxy) ApplyRuntime(rt Runtime) error {
 	p.galera.mu.Lock()
 	p.galera.failback = failbackOf(rt.Failback)
 	p.galera.mu.Unlock()
-	p.view.SetPolicy(nil, topology.ReaderPolicy(rt.WriterIsAlsoReader))
+	p.view.SetReaderPolicy(topology.ReaderPolicy(rt.WriterIsAlsoReader))
 	if err := p.view.Update(func(s *topology.Server) error {
 		if w, ok := rt.Weights[s.Name]; ok {
 			s.WriterWeight, s.ReaderWeight = w.Writer, w.Reader
@@ -144,6 +90,7 @@ func (p *Proxy) ApplyRuntime(rt Runtime) error {
 	}); err != nil {
 		return err
 	}
+	p.reconsider()
 	drained := map[string]bool{}
 	for _, n := range rt.Drained {
 		drained[n] = true

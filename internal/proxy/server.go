@@ -21,6 +21,8 @@ import (
 
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/digest"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/memtrim"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/topology"
@@ -42,25 +44,26 @@ type Proxy struct {
 	// transfers are the state transfers in progress (SetStateTransfers).
 	transfers atomic.Pointer[[]StateTransfer]
 
-	galera *galeraState
-	follow followState
+	galera   *galeraState
+	deciding deciding
 
 	// The shared runtime configuration (see Runtime): the accounts as
 	// configured, node weights for nodes not in the view yet, the policy
 	// settings, and the hook that shares an admin change.
 	runtimeMu           sync.Mutex
 	runtimeUsers        []config.User
-	weights             map[string]Weights
+	weights             map[string]config.Weights
 	failbackSetting     string
 	readerPolicySetting string
 	shareChange         func() error
 
 	users   atomic.Pointer[map[string]*user]
 	rules   atomic.Pointer[[]rule]
-	digests *digestStats
+	digests *digest.Stats
 	hist    *histograms
-	events  eventLog
+	events  *eventlog.Log
 	counts  counters
+	pauses  pauses
 
 	tls    *tls.Config
 	rsaKey *rsa.PrivateKey
@@ -100,7 +103,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	p := &Proxy{
-		cfg: cfg, log: log, digests: newDigestStats(), hist: newHistograms(), discovered: map[string]DiscoveredNode{},
+		cfg: cfg, log: log, digests: &digest.Stats{}, hist: newHistograms(), discovered: map[string]DiscoveredNode{},
 		ready: make(chan struct{}), sessions: map[*session]struct{}{}, checkNow: map[string]chan struct{}{},
 		newScramble: mysqlproto.NewScramble, greeted: make(chan struct{}),
 	}
@@ -116,14 +119,14 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 	if cfg.Proxy.Site != "" && cfg.Proxy.Site != topology.AutoSite {
 		p.view.SetHomeSite(cfg.Proxy.Site)
 	}
-	p.events.log, p.events.epoch = log, func() uint64 { return p.view.Load().Epoch }
+	p.events = eventlog.New(log, func() uint64 { return p.view.Load().Epoch })
 	p.setupGalera()
 	users := map[string]*user{}
 	for _, u := range cfg.Users {
 		users[u.Name] = newUser(u)
 	}
 	p.users.Store(&users)
-	p.runtimeUsers, p.weights = append([]config.User(nil), cfg.Users...), map[string]Weights{}
+	p.runtimeUsers, p.weights = append([]config.User(nil), cfg.Users...), map[string]config.Weights{}
 	p.failbackSetting, p.readerPolicySetting = cfg.Galera.Failback, cfg.Galera.WriterIsAlsoReader
 	if err := p.SetRules(cfg.QueryRules); err != nil {
 		return nil, err
@@ -371,6 +374,7 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			}
 			if p.view.SetHealth(name, false, "unreachable: "+err.Error()) {
 				p.log.Warn("backend offline", "server", name, "err", err)
+				p.reconsider()
 			}
 			pool.CloseIdle(true)
 			return
@@ -378,6 +382,7 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 		pool.SetLatency(time.Since(start))
 		if p.view.SetHealth(name, true, "") {
 			p.log.Info("backend online", "server", name)
+			p.reconsider()
 		}
 	}
 	check()

@@ -16,25 +16,6 @@ import (
 	"github.com/galeon-db/galeon/internal/rawio"
 )
 
-// holdKind says why a session keeps its backend connection between
-// statements.
-type holdKind uint8
-
-const (
-	holdNone holdKind = iota
-	// holdSoft: kept after a write or a statement with per-connection
-	// results, so that LAST_INSERT_ID(), ROW_COUNT(), FOUND_ROWS() or SHOW
-	// WARNINGS that follow see them; given up as soon as the next
-	// statement does not need it.
-	holdSoft
-	// holdTx: a transaction is open on the connection.
-	holdTx
-	// holdPinned: the session created state that cannot be replayed
-	// (temporary tables, user variables, locks, cursors); the connection
-	// is the session's until it ends or resets.
-	holdPinned
-)
-
 type session struct {
 	p  *Proxy
 	nc net.Conn
@@ -57,9 +38,6 @@ type session struct {
 	varOrder   []string
 	multiStmts bool
 	autocommit bool
-	// nextTxnHold: a SET TRANSACTION (next transaction only) was run on
-	// the held connection; keep it until that transaction ends.
-	nextTxnHold bool
 
 	// running is the backend connection a statement is running on, for
 	// KILL from another session; userName is the logged-in user, read
@@ -74,15 +52,10 @@ type session struct {
 	busySince atomic.Int64
 	idleSince atomic.Int64
 
-	held *backend.Conn
-	hold holdKind
-	// last is the connection of the previous statement when it was not
-	// held, returned to the pool as generation lastGen.
-	last    *backend.Conn
-	lastGen uint64
+	// hold is the node connection the session keeps between statements.
+	hold holding
 	// lastInsertID is what LAST_INSERT_ID() returns in this session.
 	lastInsertID uint64
-	pinWhy       string
 	stmts        map[uint32]*clientStmt
 	nextStmt     uint32
 	// lastPrepared is the client id of the statement prepared last (0
@@ -96,9 +69,6 @@ type session struct {
 	// cmdSeq is the sequence id the answer to the current command starts
 	// at: 1 after a one-packet command, more after a long one.
 	cmdSeq uint8
-	// stateLost is set when the backend connection that held the
-	// session's transaction or pinned state was lost.
-	stateLost string
 
 	framer  mysqlproto.ResponseFramer
 	scratch []byte
@@ -194,12 +164,12 @@ func (s *session) run() {
 		// A large value grew this connection's buffers: let them go
 		// now that the command is done (package memtrim).
 		memtrim.Dropped(s.pc.ReleaseLargeBuffers())
-		if err == nil && s.stateLost != "" {
+		if err == nil && s.hold.lost != "" {
 			// The node dropped a connection holding this session's
 			// transaction or pinned state; the client has the node's
 			// error. Ending the session is the honest answer: a direct
 			// connection would be gone too.
-			s.p.log.Debug("session ended: backend state lost", "conn", s.id, "why", s.stateLost)
+			s.p.log.Debug("session ended: backend state lost", "conn", s.id, "why", s.hold.lost)
 			return
 		}
 		if err != nil || quit {
@@ -241,7 +211,7 @@ func (s *session) sendOK() error {
 	if !s.autocommit {
 		st = 0
 	}
-	if s.held != nil && s.hold == holdTx {
+	if s.hold.conn != nil && s.hold.kind == holdTx {
 		st |= mysqlproto.ServerStatusInTrans
 	}
 	if err := s.pc.WriteOK(&mysqlproto.OKPacket{Status: st}, s.caps); err != nil {
@@ -407,29 +377,29 @@ func (s *session) dispatch(pkt []byte) (quit bool, err error) {
 // connection left inside a transaction or with pinned state is reset (or
 // closed) by the pool, never handed to another session as it is.
 func (s *session) releaseAll() {
-	if s.held != nil {
-		c := s.held
-		if s.hold == holdTx {
+	if s.hold.conn != nil {
+		c := s.hold.conn
+		if s.hold.kind == holdTx {
 			c.Dirty = true // an open transaction must not reach another session
 		}
-		s.held, s.hold = nil, holdNone
+		s.hold.drop()
 		s.release(c)
 	}
 }
 
 // resetState is COM_RESET_CONNECTION: the session is as after login.
 func (s *session) resetState() {
-	if s.held != nil {
-		s.held.Dirty = true
-		c := s.held
-		s.held, s.hold, s.pinWhy = nil, holdNone, ""
+	if s.hold.conn != nil {
+		s.hold.conn.Dirty = true
+		c := s.hold.conn
+		s.hold.drop()
 		s.release(c)
 	}
 	s.vars = map[string]string{}
 	s.varOrder = s.varOrder[:0]
 	s.autocommit = true
-	s.last, s.lastInsertID = nil, 0
-	s.nextTxnHold = false
+	s.hold.last, s.lastInsertID = nil, 0
+	s.hold.nextTxn = false
 	s.stmts = map[uint32]*clientStmt{}
 	s.longData = false
 	s.multiStmts = s.caps.Has(mysqlproto.ClientMultiStatements)

@@ -1,42 +1,22 @@
 package proxy
 
 import (
-	"encoding/hex"
 	"errors"
 	"strings"
 
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/sessionvars"
 	"github.com/galeon-db/galeon/internal/sqlclass"
 )
 
 // A session's variables are kept as SET fragments that give a connection
-// the value the session holds — by value, never by the text of the
-// client's SET: "SET sql_mode=CONCAT(@@sql_mode, ',ANSI_QUOTES')" means
-// something else on a connection whose sql_mode differs, and
-// "SET timestamp=UNIX_TIMESTAMP('2011-01-01 01:01:01')" depends on the
-// time zone. A SET whose value is a constant (sqlclass.ConstantValue) is
-// kept as written; any other is read back from the connection that ran
-// it (SELECT @@session.x) and kept as the literal it produced.
-//
-// sync replays them in an order that cannot change their meaning: the
-// character set first (it decides how the schema name and every string
-// literal after it are read), then the schema, then everything else in
-// one SET of literals.
+// the value the session holds, by value (package sessionvars), and
+// replayed by sync in sessionvars' order: character set, schema,
+// transaction characteristics, everything else.
 
 // errBadDB is ER_BAD_DB_ERROR (1049), unknown database.
 const errBadDB = mysqlproto.ErrorCode(1049)
-
-// charsetVar: variables that decide how the connection reads and sends
-// text. They are replayed before the schema and the other variables.
-func charsetVar(name string) bool {
-	switch name {
-	case sqlclass.NameNames, sqlclass.NameCharset, "character_set_client", "character_set_connection",
-		"character_set_results", "collation_connection":
-		return true
-	}
-	return false
-}
 
 // sync makes a backend connection carry the session's replayable state:
 // character set, schema, COM_SET_OPTION multi-statements, and session
@@ -52,7 +32,7 @@ func (s *session) sync(c *backend.Conn) error {
 		// a connection that never had one (DATABASE() is NULL).
 		return errFreshConn
 	}
-	if err := s.syncVars(c, groupCharset); err != nil {
+	if err := s.syncVars(c, sessionvars.Charset); err != nil {
 		return err
 	}
 	if s.schema != "" && c.Schema != s.schema {
@@ -81,38 +61,19 @@ func (s *session) sync(c *backend.Conn) error {
 		}
 		c.MultiStatements = s.multiStmts
 	}
-	if err := s.syncVars(c, groupTxn); err != nil {
+	if err := s.syncVars(c, sessionvars.Txn); err != nil {
 		return err
 	}
-	return s.syncVars(c, groupOther)
-}
-
-// varGroup is the order variables are replayed in.
-type varGroup uint8
-
-const (
-	groupCharset varGroup = iota // before the schema
-	groupTxn                     // SET SESSION TRANSACTION ..., one statement each
-	groupOther                   // one SET of literals
-)
-
-func groupOf(name string) varGroup {
-	switch {
-	case charsetVar(name):
-		return groupCharset
-	case name == sqlclass.NameTxIsolation || name == sqlclass.NameTxReadOnly:
-		return groupTxn
-	}
-	return groupOther
+	return s.syncVars(c, sessionvars.Other)
 }
 
 // syncVars sends the session's variables of group g that c does not
 // carry yet: in one SET, or for the transaction characteristics (which
 // have their own SET form) one SET each.
-func (s *session) syncVars(c *backend.Conn, g varGroup) error {
+func (s *session) syncVars(c *backend.Conn, g sessionvars.Group) error {
 	var set []string
 	for _, name := range s.varOrder {
-		if groupOf(name) == g && c.Vars[name] != s.vars[name] {
+		if sessionvars.GroupOf(name) == g && c.Vars[name] != s.vars[name] {
 			set = append(set, s.vars[name])
 		}
 	}
@@ -120,7 +81,7 @@ func (s *session) syncVars(c *backend.Conn, g varGroup) error {
 		return nil
 	}
 	stmts := []string{"SET " + strings.Join(set, ", ")}
-	if g == groupTxn {
+	if g == sessionvars.Txn {
 		stmts = stmts[:0]
 		for _, frag := range set {
 			stmts = append(stmts, "SET "+frag)
@@ -132,7 +93,7 @@ func (s *session) syncVars(c *backend.Conn, g varGroup) error {
 		}
 	}
 	for _, name := range s.varOrder {
-		if groupOf(name) != g {
+		if sessionvars.GroupOf(name) != g {
 			continue
 		}
 		if _, ok := c.Vars[name]; !ok {
@@ -141,21 +102,6 @@ func (s *session) syncVars(c *backend.Conn, g varGroup) error {
 		c.Vars[name] = s.vars[name]
 	}
 	return nil
-}
-
-// txnFragment replays SET SESSION TRANSACTION ISOLATION LEVEL / READ
-// ONLY|WRITE in that statement's own form, which every MySQL and MariaDB
-// version knows (the variable is tx_isolation on MariaDB 10.11,
-// transaction_isolation on MySQL 8 and MariaDB 11.1+).
-func txnFragment(name, value string) string {
-	v := strings.ToUpper(strings.Trim(value, "'\""))
-	if name == sqlclass.NameTxReadOnly {
-		if v == "ON" || v == "1" || v == "TRUE" {
-			return "SESSION TRANSACTION READ ONLY"
-		}
-		return "SESSION TRANSACTION READ WRITE"
-	}
-	return "SESSION TRANSACTION ISOLATION LEVEL " + strings.ReplaceAll(v, "-", " ")
 }
 
 // errFreshConn: the connection carries state this session cannot undo
@@ -177,10 +123,10 @@ func (s *session) restoreDefaults(c *backend.Conn) error {
 			keep = append(keep, name)
 			continue
 		}
-		if charsetVar(name) {
+		if sessionvars.IsCharset(name) {
 			return errFreshConn
 		}
-		set = append(set, "@@session."+quoteVarName(name)+" = DEFAULT")
+		set = append(set, sessionvars.DefaultFragment(name))
 	}
 	if err := c.Query("SET " + strings.Join(set, ", ")); err != nil {
 		if !c.Broken() {
@@ -215,11 +161,10 @@ func (s *session) varsCover(c *backend.Conn) bool {
 func (s *session) recordSet(as []sqlclass.Assignment, c *backend.Conn) (pinWhy string) {
 	var readBack []string
 	for _, a := range as {
-		var frag string
 		switch a.Scope {
 		case sqlclass.ScopeSession:
 		case sqlclass.ScopeNextTxn:
-			s.nextTxnHold = true
+			s.hold.nextTxn = true
 			continue
 		case sqlclass.ScopeUser:
 			pinWhy = "user variables"
@@ -231,30 +176,13 @@ func (s *session) recordSet(as []sqlclass.Assignment, c *backend.Conn) (pinWhy s
 		// The statement text is a view of the client's read buffer: copy
 		// what the session keeps.
 		name := strings.Clone(a.Name)
-		switch {
-		case name == sqlclass.NameNames:
-			frag = "NAMES " + a.Value
-			if a.Collate != "" {
-				frag += " COLLATE " + a.Collate
-			}
-			// NAMES sets all of these: earlier values are gone.
-			s.forgetVars(c, sqlclass.NameCharset, "character_set_client", "character_set_connection",
-				"character_set_results", "collation_connection")
-		case name == sqlclass.NameCharset:
-			frag = "CHARACTER SET " + a.Value
-			s.forgetVars(c, "character_set_client", "character_set_connection", "character_set_results", "collation_connection")
-		case (name == sqlclass.NameTxIsolation || name == sqlclass.NameTxReadOnly) && sqlclass.ConstantValue(a.Value):
-			frag = txnFragment(name, a.Value)
-		case sqlclass.ConstantValue(a.Value):
-			frag = "@@session." + quoteVarName(name) + " = " + a.Value
-		case name == "timestamp" && sqlclass.IsDefault(a.Value):
-			// DEFAULT unfreezes the clock; its value read back would
-			// freeze it again.
-			frag = "@@session.timestamp = DEFAULT"
-		case sqlclass.UnreadableVar(name):
-			pinWhy = "SET " + name + " from an expression"
+		s.forgetVars(c, sessionvars.Overrides(name)...)
+		frag, keep, why := sessionvars.Fragment(a)
+		switch keep {
+		case sessionvars.Pin:
+			pinWhy = why
 			continue
-		default:
+		case sessionvars.ReadBack:
 			readBack = append(readBack, name)
 			s.setVar(c, name, "") // placed now, in order; filled below
 			continue
@@ -313,7 +241,7 @@ func removeName(names []string, name string) []string {
 func (s *session) readBack(c *backend.Conn, names []string) (pinWhy string) {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = "@@session." + quoteVarName(n)
+		q[i] = sessionvars.ReadExpr(n)
 	}
 	row, err := c.QueryRow("SELECT " + strings.Join(q, ", "))
 	if err != nil || len(row) != len(names) {
@@ -323,33 +251,7 @@ func (s *session) readBack(c *backend.Conn, names []string) (pinWhy string) {
 		return "SET of a variable galeon could not read back"
 	}
 	for i, n := range names {
-		s.setVar(c, n, "@@session."+quoteVarName(n)+" = "+sqlLiteral(row[i]))
+		s.setVar(c, n, sessionvars.ReadBackFragment(n, row[i]))
 	}
 	return ""
-}
-
-// quoteVarName quotes a variable name for @@session.`name`.
-func quoteVarName(name string) string {
-	if strings.IndexFunc(name, func(r rune) bool {
-		return !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) < 0 {
-		return name
-	}
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-}
-
-// sqlLiteral writes a value read back as a literal that every sql_mode
-// reads the same way: numbers bare, strings in single quotes (quotes
-// doubled), strings with a backslash as hex (NO_BACKSLASH_ESCAPES would
-// read the backslash differently).
-func sqlLiteral(v backend.Value) string {
-	switch {
-	case v.Null:
-		return "NULL"
-	case v.Numeric:
-		return v.Text
-	case strings.Contains(v.Text, `\`):
-		return "X'" + hex.EncodeToString([]byte(v.Text)) + "'"
-	}
-	return "'" + strings.ReplaceAll(v.Text, "'", "''") + "'"
 }

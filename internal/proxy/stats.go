@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/digest"
 )
 
 // PoolRow is one node's connection pool counters, for
@@ -29,10 +30,7 @@ func (p *Proxy) PoolStats() []PoolRow {
 }
 
 // Digests returns the query digest statistics, most expensive first.
-func (p *Proxy) Digests() []DigestRow { return p.digests.rows() }
+func (p *Proxy) Digests() []digest.Row { return p.digests.Rows() }
 
 // ResetDigests clears the query digest statistics.
-func (p *Proxy) ResetDigests() { p.digests.reset() }
-
-// Clients is the number of connected client sessions.
-func (p *Proxy) Clients() int64 { return p.clients.Load() }
+func (p *Proxy) ResetDigests() { p.digests.Reset() }

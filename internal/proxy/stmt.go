@@ -3,7 +3,6 @@ package proxy
 import (
 	"encoding/binary"
 	"strconv"
-	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
@@ -210,7 +209,7 @@ func (s *session) comStmtExecute(pkt []byte) error {
 	}
 	return s.runPrepared(pkt, cs, s.rewriteExecute, func(c *backend.Conn, res relayResult) {
 		if ex.OpensCursor() && !res.isErr {
-			s.pin(c, "cursor")
+			s.hold.pin(c, "cursor")
 		}
 		if cs.class.Kind == sqlclass.Set && !res.isErr {
 			// A SET sent as a prepared statement changes the session like
@@ -218,10 +217,10 @@ func (s *session) comStmtExecute(pkt []byte) error {
 			// read back from the connection.
 			if as, err := sqlclass.ParseSet(cs.sql); err == nil {
 				if why := s.recordSet(as, c); why != "" {
-					s.pin(c, why)
+					s.hold.pin(c, why)
 				}
 			} else {
-				s.pin(c, "SET that galeon cannot replay, sent as a prepared statement")
+				s.hold.pin(c, "SET that galeon cannot replay, sent as a prepared statement")
 			}
 		}
 		s.longData = false
@@ -229,79 +228,34 @@ func (s *session) comStmtExecute(pkt []byte) error {
 }
 
 // runPrepared runs a statement execution (COM_STMT_EXECUTE or
-// COM_STMT_BULK_EXECUTE) for cs: it routes it, prepares the statement on
-// the chosen connection if needed, rewrites the client's packet for that
-// connection, relays the answer, lets then note what the execution did to
-// the session, and keeps or releases the connection.
+// COM_STMT_BULK_EXECUTE) for cs through the statement loop: the
+// statement is prepared on the chosen connection if needed and the
+// client's packet rewritten for that connection; then notes what the
+// execution did to the session.
 func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *clientStmt, *backend.Stmt) ([]byte, error),
 	then func(*backend.Conn, relayResult)) error {
-	start := time.Now()
-	label := statementNoBackend // see comQuery
-	defer func() { s.p.hist.observeStatement(label, time.Since(start)) }()
 	s.rename = cs.rename
 	defer func() { s.rename = columnRename{} }()
-	var rejected []string
-	for attempt := 0; ; attempt++ {
-		c, hg, err := s.connFor(cs.sql, cs.class)
-		if err == nil && len(rejected) > 0 && contains(rejected, c.Server()) && hg != "held" {
-			s.release(c)
-			c, hg, err = s.connAvoiding(cs.sql, cs.class, rejected)
-		}
-		if err != nil {
-			return s.sendErr(asSQLError(err))
-		}
-		label = hg
-		prep, causal := cs, false
-		if hg != "held" && s.needsCausal(c, cs.class, cs.sql) {
-			// Read-your-writes (ryw.go): a prepared copy of the
-			// statement, made causal, runs in its place.
-			causal = true
-			if prefixable(cs.class) {
+	return s.runStatement(&statement{
+		sql: cs.sql, class: cs.class, response: mysqlproto.ResponseExecute, size: len(pkt),
+		build: func(c *backend.Conn, causal bool) ([]byte, error) {
+			prep := cs
+			if causal {
+				// Read-your-writes (ryw.go): a prepared copy of the
+				// statement, made causal, runs in its place.
 				v := *cs
 				v.sql = causalPrefix + cs.sql
 				prep = &v
-			} else if err := causalWait(c); err != nil {
-				return s.causalFailed(c, cs.class, err)
 			}
-		}
-		bs, err := s.ensurePrepared(c, prep)
-		if err != nil {
-			if c.Broken() {
-				return s.backendFailed(c, err, relayResult{})
+			bs, err := s.ensurePrepared(c, prep)
+			if err != nil {
+				return nil, err
 			}
-			s.after(c, cs.class, relayResult{isErr: true})
-			return s.sendErr(asSQLError(err))
-		}
-		out, err := rewrite(pkt, cs, bs)
-		if err != nil {
-			s.after(c, cs.class, relayResult{isErr: true})
-			return s.sendErr(asSQLError(err))
-		}
-		res, err := s.forward(c, out, mysqlproto.ResponseExecute)
-		if err != nil {
-			if avoid, again := s.retryElsewhere(c, cs.class, hg, attempt, res, err); again {
-				if avoid != "" {
-					rejected = append(rejected, avoid)
-				}
-				continue
-			}
-			return s.failed(c, cs.class, err, res)
-		}
-		if causal && !res.isErr {
-			s.causalDone(c)
-		}
-		c.Pool().CountQuery(len(pkt), res.recv)
-		if then != nil {
-			then(c, res)
-		}
-		s.after(c, cs.class, res)
-		if hg == "held" {
-			hg = c.Server()
-		}
-		end := time.Now()
-		s.p.digests.record(cs.digest, cs.digestText, hg, s.user.name, end, end.Sub(start), res.rows)
-		return nil
-	}
+			return rewrite(pkt, cs, bs)
+		},
+		done:   then,
+		digest: func() (uint64, []byte) { return cs.digest, cs.digestText },
+	})
 }
 
 // rewriteExecute maps the statement id to the backend's and, when the
@@ -413,8 +367,8 @@ func (s *session) comStmtSendLongData(pkt []byte) error {
 		return nil
 	}
 	// The data waits on this connection until the execution: keep it.
-	if s.held != c {
-		s.held, s.hold = c, holdTx
+	if s.hold.conn != c {
+		s.hold.keep(c, holdTx)
 	}
 	s.longData = true
 	out := append(s.scratch[:0], pkt...)
@@ -438,10 +392,10 @@ func (s *session) comStmtReset(pkt []byte) error {
 		return s.sendErr(err.(*mysqlproto.SQLError))
 	}
 	s.longData = false
-	if s.held == nil || s.held.Stmts[cs.sql] == nil {
+	if s.hold.conn == nil || s.hold.conn.Stmts[cs.sql] == nil {
 		return s.sendOK() // nothing is buffered for it anywhere
 	}
-	c := s.held
+	c := s.hold.conn
 	out := append(s.scratch[:0], pkt...)
 	binary.LittleEndian.PutUint32(out[1:5], c.Stmts[cs.sql].ID)
 	res, err := s.forward(c, out, mysqlproto.ResponseSingle)
@@ -456,10 +410,10 @@ func (s *session) comStmtFetch(pkt []byte) error {
 	if err != nil {
 		return s.sendErr(err.(*mysqlproto.SQLError))
 	}
-	if s.held == nil || s.held.Stmts[cs.sql] == nil {
+	if s.hold.conn == nil || s.hold.conn.Stmts[cs.sql] == nil {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownStmtHandler, "no open cursor for statement %d", cs.id))
 	}
-	c := s.held
+	c := s.hold.conn
 	out := append(s.scratch[:0], pkt...)
 	binary.LittleEndian.PutUint32(out[1:5], c.Stmts[cs.sql].ID)
 	res, err := s.forward(c, out, mysqlproto.ResponseFetch)

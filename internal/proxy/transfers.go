@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"time"
-
-	"github.com/galeon-db/galeon/internal/admin"
 )
 
 // StateTransfer is a joining node's state transfer as the control plane
@@ -23,27 +21,4 @@ type StateTransfer struct {
 // SetStateTransfers replaces the transfers in progress.
 func (p *Proxy) SetStateTransfers(ts []StateTransfer) {
 	p.transfers.Store(&ts)
-}
-
-func (p *Proxy) stateTransfersTable() admin.Table {
-	cols := []admin.Column{
-		{Name: "node", Kind: admin.Text}, {Name: "kind", Kind: admin.Text}, {Name: "donor", Kind: admin.Text},
-		{Name: "done", Kind: admin.Int}, {Name: "total", Kind: admin.Int}, {Name: "percent", Kind: admin.Float},
-		{Name: "rate_per_s", Kind: admin.Float}, {Name: "eta_s", Kind: admin.Float}, {Name: "since", Kind: admin.Text},
-	}
-	return admin.Table{Name: "state_transfers", Columns: cols, Rows: func() [][]any {
-		ts := p.transfers.Load()
-		if ts == nil {
-			return nil
-		}
-		out := make([][]any, 0, len(*ts))
-		for _, t := range *ts {
-			eta := -1.0
-			if t.ETA >= 0 {
-				eta = t.ETA.Seconds()
-			}
-			out = append(out, []any{t.Node, t.Kind, t.Donor, t.Done, t.Total, t.Percent, t.Rate, eta, t.Since.Format(time.RFC3339)})
-		}
-		return out
-	}}
 }

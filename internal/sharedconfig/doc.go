@@ -13,21 +13,20 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/config"
-	"github.com/galeon-db/galeon/internal/proxy"
 )
 
 // Doc is the shared configuration as stored in etcd (JSON).
 type Doc struct {
 	Format int `json:"format"`
 	// KeyID names the key the secrets are sealed with.
-	KeyID      string                   `json:"key_id"`
-	Users      []User                   `json:"users"`
-	QueryRules []config.QueryRule       `json:"query_rules"`
-	Weights    map[string]proxy.Weights `json:"weights"`
-	Drained    []string                 `json:"drained"`
-	Galera     Galera                   `json:"galera"`
-	UpdatedBy  string                   `json:"updated_by"`
-	UpdatedAt  time.Time                `json:"updated_at"`
+	KeyID      string                    `json:"key_id"`
+	Users      []User                    `json:"users"`
+	QueryRules []config.QueryRule        `json:"query_rules"`
+	Weights    map[string]config.Weights `json:"weights"`
+	Drained    []string                  `json:"drained"`
+	Galera     Galera                    `json:"galera"`
+	UpdatedBy  string                    `json:"updated_by"`
+	UpdatedAt  time.Time                 `json:"updated_at"`
 }
 
 // User is an account with its passwords sealed. A password configured as
@@ -55,7 +54,7 @@ type Galera struct {
 
 // Encode turns a proxy's runtime configuration and monitor account into
 // a document, sealing every password with key.
-func Encode(rt proxy.Runtime, monitorUser, monitorPassword string, key Key, by string) ([]byte, error) {
+func Encode(rt config.Runtime, monitorUser, monitorPassword string, key Key, by string) ([]byte, error) {
 	d := Doc{Format: 1, KeyID: key.ID, QueryRules: rt.QueryRules, Weights: rt.Weights, Drained: rt.Drained,
 		Galera:    Galera{Failback: rt.Failback, WriterIsAlsoReader: rt.WriterIsAlsoReader, MonitorUser: monitorUser},
 		UpdatedBy: by, UpdatedAt: time.Now().UTC()}
@@ -79,7 +78,7 @@ func Encode(rt proxy.Runtime, monitorUser, monitorPassword string, key Key, by s
 
 // Decoded is a document opened with the proxy's key.
 type Decoded struct {
-	Runtime                      proxy.Runtime
+	Runtime                      config.Runtime
 	MonitorUser, MonitorPassword string
 	UpdatedBy                    string
 	UpdatedAt                    time.Time
@@ -100,7 +99,7 @@ func Decode(key string, value []byte, k Key) (Decoded, error) {
 		return Decoded{}, fmt.Errorf("%s: secrets sealed with key %s, this proxy has key %s: copy discovery.secret_key_file from a proxy of the cluster", key, d.KeyID, k.ID)
 	}
 	out := Decoded{UpdatedBy: d.UpdatedBy, UpdatedAt: d.UpdatedAt, MonitorUser: d.Galera.MonitorUser}
-	rt := proxy.Runtime{QueryRules: d.QueryRules, Weights: d.Weights, Drained: d.Drained,
+	rt := config.Runtime{QueryRules: d.QueryRules, Weights: d.Weights, Drained: d.Drained,
 		Failback: d.Galera.Failback, WriterIsAlsoReader: d.Galera.WriterIsAlsoReader}
 	var err error
 	if out.MonitorPassword, err = k.Open(d.Galera.SealedMonitorPassword); err != nil {
@@ -118,7 +117,7 @@ func Decode(key string, value []byte, k Key) (Decoded, error) {
 		rt.Users = append(rt.Users, u)
 	}
 	if rt.Weights == nil {
-		rt.Weights = map[string]proxy.Weights{}
+		rt.Weights = map[string]config.Weights{}
 	}
 	if err := rt.Validate(); err != nil {
 		return Decoded{}, fmt.Errorf("%s: %v", key, err)
@@ -145,11 +144,11 @@ func Merge(cfg *config.Config, d Decoded) {
 }
 
 // FromConfig is the runtime configuration a configuration file gives.
-func FromConfig(cfg *config.Config) proxy.Runtime {
-	rt := proxy.Runtime{Users: cfg.Users, QueryRules: cfg.QueryRules, Weights: map[string]proxy.Weights{},
+func FromConfig(cfg *config.Config) config.Runtime {
+	rt := config.Runtime{Users: cfg.Users, QueryRules: cfg.QueryRules, Weights: map[string]config.Weights{},
 		Failback: cfg.Galera.Failback, WriterIsAlsoReader: cfg.Galera.WriterIsAlsoReader}
 	for _, s := range cfg.Servers {
-		rt.Weights[s.Name] = proxy.Weights{Writer: s.WriterWeight, Reader: s.ReaderWeight}
+		rt.Weights[s.Name] = config.Weights{Writer: s.WriterWeight, Reader: s.ReaderWeight}
 	}
 	return rt
 }

@@ -7,15 +7,14 @@ import (
 	"testing"
 
 	"github.com/galeon-db/galeon/internal/config"
-	"github.com/galeon-db/galeon/internal/proxy"
 )
 
 func TestRoundTripSealsSecrets(t *testing.T) {
 	k := NewKey([]byte("0123456789abcdef0123456789abcdef"))
-	rt := proxy.Runtime{
+	rt := config.Runtime{
 		Users:      []config.User{{Name: "app", Password: "s3cret-app", BackendPassword: "s3cret-backend", DefaultHostgroup: "writer"}},
 		QueryRules: []config.QueryRule{{Match: "^SELECT", Destination: "reader"}},
-		Weights:    map[string]proxy.Weights{"node1": {Writer: 100, Reader: 0}},
+		Weights:    map[string]config.Weights{"node1": {Writer: 100, Reader: 0}},
 		Drained:    []string{"node2"}, Failback: "never", WriterIsAlsoReader: "always",
 	}
 	val, err := Encode(rt, "monitor", "s3cret-monitor", k, "proxy1")
@@ -35,7 +34,7 @@ func TestRoundTripSealsSecrets(t *testing.T) {
 	if u.Password != "s3cret-app" || u.BackendPassword != "s3cret-backend" || d.MonitorPassword != "s3cret-monitor" || u.DefaultHostgroup != "writer" {
 		t.Errorf("decoded %+v, monitor %q", u, d.MonitorPassword)
 	}
-	if d.Runtime.Weights["node1"] != (proxy.Weights{Writer: 100}) || d.Runtime.Drained[0] != "node2" || d.Runtime.WriterIsAlsoReader != "always" {
+	if d.Runtime.Weights["node1"] != (config.Weights{Writer: 100}) || d.Runtime.Drained[0] != "node2" || d.Runtime.WriterIsAlsoReader != "always" {
 		t.Errorf("decoded runtime %+v", d.Runtime)
 	}
 }
@@ -43,7 +42,7 @@ func TestRoundTripSealsSecrets(t *testing.T) {
 func TestOtherKeyOrBadValueIsRejectedByName(t *testing.T) {
 	k1 := NewKey([]byte("0123456789abcdef0123456789abcdef"))
 	k2 := NewKey([]byte("fedcba9876543210fedcba9876543210"))
-	val, _ := Encode(proxy.Runtime{Users: []config.User{{Name: "app", Password: "x"}}, Failback: "never", WriterIsAlsoReader: "never"}, "", "", k1, "p")
+	val, _ := Encode(config.Runtime{Users: []config.User{{Name: "app", Password: "x"}}, Failback: "never", WriterIsAlsoReader: "never"}, "", "", k1, "p")
 	if _, err := Decode("/galeon/c/config/runtime", val, k2); err == nil || !strings.Contains(err.Error(), "secret_key_file") {
 		t.Errorf("another key: %v, want an error naming discovery.secret_key_file", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
-	"github.com/galeon-db/galeon/internal/proxy"
 )
 
 // Sync keeps one proxy's runtime configuration and the cluster's shared
@@ -31,7 +30,18 @@ type Sync struct {
 	// current is the document this proxy runs with (applied or
 	// published by it), the base of its next change.
 	current []byte
-	p       *proxy.Proxy
+	p       Proxy
+}
+
+// Proxy is what a Sync keeps in step: a running proxy's shared settings
+// (implemented by *proxy.Proxy; the interface keeps the agents and the
+// lifecycle commands, which use this package, from linking the proxy).
+type Proxy interface {
+	ApplyRuntime(config.Runtime) error
+	ExportRuntime() config.Runtime
+	OnSharedChange(func() error)
+	RecordRejected(detail string)
+	RecordConfigApplied(detail string)
 }
 
 // Bootstrap runs before the proxy is built: it merges the cluster's
@@ -74,7 +84,7 @@ func Bootstrap(ctx context.Context, store *discovery.Store, cfg *config.Config, 
 
 // Run applies every new document to p and publishes the changes made
 // through p's admin interface, until ctx ends.
-func (s *Sync) Run(ctx context.Context, p *proxy.Proxy) {
+func (s *Sync) Run(ctx context.Context, p Proxy) {
 	s.mu.Lock()
 	s.p = p
 	s.mu.Unlock()

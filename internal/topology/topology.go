@@ -74,13 +74,9 @@ const (
 	WriterReadsWhenNoOtherReader ReaderPolicy = "when_no_other_reader"
 )
 
-// WriterChooser picks the writer from the servers and the current writer
-// ("" if none). It must be a pure function of its arguments.
-type WriterChooser func(servers []Server, current string) string
-
-// StickyHighestWeight is the default chooser: the current writer keeps
-// the role while it is online; otherwise the online node with the highest
-// writer weight, ties broken by name.
+// StickyHighestWeight is the simplest writer rule, the view's choice at
+// start: the current writer keeps the role while it is online; otherwise
+// the online node with the highest writer weight, ties broken by name.
 func StickyHighestWeight(servers []Server, current string) string {
 	best := -1
 	for i, s := range servers {
@@ -121,7 +117,14 @@ type Snapshot struct {
 	// to nodes outside it (allowed by View.SetStaleReads).
 	StaleReads bool
 	staleOK    bool // stale reads are allowed, for Why
+	// changed is closed when the next snapshot is published.
+	changed chan struct{}
 }
+
+// Changed is closed when a newer snapshot replaces this one: a session
+// that waits for a writer (a switch, no node fit) waits on it, not on a
+// clock.
+func (s *Snapshot) Changed() <-chan struct{} { return s.changed }
 
 // View publishes snapshots.
 type View struct {
@@ -134,28 +137,21 @@ type View struct {
 	switching bool
 	epoch     uint64
 	version   uint64
-	chooser   WriterChooser
 	policy    ReaderPolicy
 	home      string // the proxy's site: reads stay there while they can
 	stale     bool   // reads may go to Stale nodes when nothing else can serve
 	switches  chan struct{}
 	cur       atomic.Pointer[Snapshot]
-	// onWriter hears every writer change (see OnWriterChange).
-	onWriter func(old, next string, epoch uint64)
-	// epochFor, when set, gives the epoch of a new writer (see
-	// SetEpochSource).
-	epochFor func(next string) (uint64, bool)
-	subs     []chan struct{}
+	// nextEpoch: the epoch (0: count on) of pending, the writer a switch
+	// ends on.
+	nextEpoch uint64
+	subs      []chan struct{}
 }
 
-// SetEpochSource makes the epoch of each new writer come from f instead
-// of a local count, when f says so: proxies that follow a controller's
-// published decision carry its epoch, so that every proxy names the same
-// writer with the same number. f runs with the view locked.
-func (v *View) SetEpochSource(f func(next string) (uint64, bool)) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.epochFor = f
+// Change is a change of writer the view made.
+type Change struct {
+	Old, New string
+	Epoch    uint64
 }
 
 // Subscribe returns a channel that signals (coalesced) each publication
@@ -169,54 +165,15 @@ func (v *View) Subscribe() <-chan struct{} {
 	return ch
 }
 
-// Reconsider re-runs the writer policy on the current states, after an
-// input of the chooser outside the view changed (a published decision).
-func (v *View) Reconsider() {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.reconsider()
-}
-
-// OnWriterChange sets f to be called at every change of writer, with the
-// old and new writer ("" for none) and the new epoch, so the change is
-// recorded exactly once whichever path made it. f runs with the view
-// locked: it must not call back into the View.
-func (v *View) OnWriterChange(f func(old, next string, epoch uint64)) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.onWriter = f
-}
-
-// setWriter makes next the writer with a new epoch (mu held).
-func (v *View) setWriter(next string) {
-	old := v.writer
-	v.writer, v.pending, v.switching = next, "", false
-	if e, ok := v.nextEpoch(next); ok {
-		v.epoch = e
-	} else {
-		v.epoch++
-	}
-	if v.onWriter != nil {
-		v.onWriter(old, next, v.epoch)
-	}
-}
-
-func (v *View) nextEpoch(next string) (uint64, bool) {
-	if v.epochFor == nil {
-		return 0, false
-	}
-	return v.epochFor(next)
-}
-
 // NewView starts with servers, all online until a check says otherwise.
 func NewView(servers []Server) *View {
-	v := &View{servers: append([]Server(nil), servers...), chooser: StickyHighestWeight,
+	v := &View{servers: append([]Server(nil), servers...),
 		policy: WriterReadsWhenNoOtherReader, switches: make(chan struct{}, 1)}
 	sort.Slice(v.servers, func(i, j int) bool { return v.servers[i].Name < v.servers[j].Name })
 	for i := range v.servers {
 		v.servers[i].Online = true
 	}
-	v.writer = v.chooser(v.servers, "")
+	v.writer = StickyHighestWeight(v.servers, "")
 	if v.writer != "" {
 		v.epoch = 1
 	}
@@ -224,17 +181,14 @@ func NewView(servers []Server) *View {
 	return v
 }
 
-// SetPolicy sets the writer chooser and writer_is_also_reader.
-func (v *View) SetPolicy(ch WriterChooser, rp ReaderPolicy) {
+// SetReaderPolicy sets writer_is_also_reader.
+func (v *View) SetReaderPolicy(rp ReaderPolicy) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if ch != nil {
-		v.chooser = ch
-	}
-	if rp != "" {
+	if rp != "" && rp != v.policy {
 		v.policy = rp
+		v.publish()
 	}
-	v.reconsider()
 }
 
 // Load returns the current snapshot.
@@ -244,36 +198,64 @@ func (v *View) Load() *Snapshot { return v.cur.Load() }
 // for the proxy to fence the old writer and call CommitWriter.
 func (v *View) Switches() <-chan struct{} { return v.switches }
 
-// reconsider runs the writer policy after any change (mu held).
-func (v *View) reconsider() {
-	want := v.chooser(v.servers, v.writer)
-	switch {
-	case want == v.writer:
-		v.pending, v.switching = "", false
-	case v.writer == "":
-		// Nothing to fence: the new writer starts at once.
-		v.setWriter(want)
-	default:
-		v.pending, v.switching = want, true
-		select {
-		case v.switches <- struct{}{}:
-		default:
-		}
-	}
-	v.publish()
-}
-
-// AdoptEpoch gives the current writer the epoch of a decision that names
-// it, when the view already routes to it (it got there by its own
-// decision while the controller was unreachable): every proxy then shows
-// the same epoch for the same writer.
-func (v *View) AdoptEpoch(writer string, epoch uint64) {
+// Current is the writer on record (the old one while a switch waits for
+// its fence, whether or not it takes writes) and whether a switch waits.
+func (v *View) Current() (writer string, switching bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.writer == writer && writer != "" && !v.switching && v.epoch != epoch {
-		v.epoch = epoch
+	return v.writer, v.switching
+}
+
+// SetWriter hands the view the writer decided for it and its epoch (0:
+// the view counts on by one). A different writer takes over at once when
+// there is none; otherwise the change waits for the proxy to fence the
+// old writer (Switches, CommitWriter) while writes pause. The writer
+// decided again before the fence cancels the switch. An epoch given for
+// the current writer is adopted (every proxy names the same writer with
+// the same number). The change made, if any, is returned.
+func (v *View) SetWriter(writer string, epoch uint64) (Change, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch {
+	case writer == v.writer:
+		adopt := epoch != 0 && writer != "" && epoch != v.epoch
+		if !v.switching && !adopt {
+			return Change{}, false
+		}
+		v.pending, v.switching, v.nextEpoch = "", false, 0
+		if adopt {
+			v.epoch = epoch
+		}
 		v.publish()
+		return Change{}, false
+	case v.writer == "":
+		// Nothing to fence: the new writer starts at once.
+		ch := v.setWriter(writer, epoch)
+		v.publish()
+		return ch, true
 	}
+	if v.switching && v.pending == writer && v.nextEpoch == epoch {
+		return Change{}, false
+	}
+	v.pending, v.nextEpoch, v.switching = writer, epoch, true
+	select {
+	case v.switches <- struct{}{}:
+	default:
+	}
+	v.publish()
+	return Change{}, false
+}
+
+// setWriter makes next the writer with its epoch (mu held).
+func (v *View) setWriter(next string, epoch uint64) Change {
+	old := v.writer
+	v.writer, v.pending, v.switching, v.nextEpoch = next, "", false, 0
+	if epoch != 0 {
+		v.epoch = epoch
+	} else {
+		v.epoch++
+	}
+	return Change{Old: old, New: next, Epoch: v.epoch}
 }
 
 // PendingSwitch returns the writer being replaced and its replacement, if
@@ -284,35 +266,36 @@ func (v *View) PendingSwitch() (old, next string, ok bool) {
 	return v.writer, v.pending, v.switching
 }
 
-// CommitWriter ends a switch: old stops being the writer and next (which
-// may be "" when no node qualifies) starts, with a new epoch. It is a
-// no-op if the switch is no longer the current one.
-func (v *View) CommitWriter(old string) {
+// CommitWriter ends a switch once old is fenced: next (decided at that
+// moment, "" when no node qualifies) becomes the writer with epoch (0:
+// count on); next == old cancels the switch. It does nothing if old is no
+// longer the writer on record or no switch waits.
+func (v *View) CommitWriter(old, next string, epoch uint64) (Change, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.writer != old {
-		return
-	}
-	next := v.chooser(v.servers, "")
-	if v.pending != "" {
-		next = v.chooser(v.servers, v.pending)
+	if v.writer != old || !v.switching {
+		return Change{}, false
 	}
 	if next == old {
 		v.pending, v.switching = "", false
 		v.publish()
-		return
+		return Change{}, false
 	}
-	v.setWriter(next)
+	ch := v.setWriter(next, epoch)
 	v.publish()
+	return ch, true
 }
 
 func (v *View) publish() {
 	v.version++
 	s := &Snapshot{Servers: append([]Server(nil), v.servers...), writer: -1, policy: v.policy,
-		Epoch: v.epoch, Pending: v.pending, Switching: v.switching, Version: v.version, staleOK: v.stale}
+		Epoch: v.epoch, Pending: v.pending, Switching: v.switching, Version: v.version, staleOK: v.stale,
+		changed: make(chan struct{})}
 	total := 0
 	for i, srv := range s.Servers {
-		if srv.Name == v.writer && !v.switching {
+		// A writer that failed takes no writes, even in the moment
+		// before the proxy's decision moves them (SetWriter).
+		if srv.Name == v.writer && !v.switching && (srv.Online || srv.Draining) {
 			s.writer = i
 		}
 	}
@@ -333,7 +316,9 @@ func (v *View) publish() {
 		s.readers, s.cumul = localFirst(s, v.home) // s.writer < 0: no local-writer step
 		s.StaleReads = len(s.readers) > 0
 	}
-	v.cur.Store(s)
+	if prev := v.cur.Swap(s); prev != nil {
+		close(prev.changed)
+	}
 	for _, ch := range v.subs {
 		select {
 		case ch <- struct{}{}:
@@ -436,7 +421,8 @@ func (v *View) SetHealth(name string, online bool, reason string) bool {
 	})
 }
 
-// SetState changes one node's state fields and re-runs the writer policy.
+// SetState changes one node's state fields. The writer is not decided
+// here: the proxy decides again and calls SetWriter.
 func (v *View) SetState(name string, fn func(*Server)) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -447,7 +433,7 @@ func (v *View) SetState(name string, fn func(*Server)) bool {
 			if v.servers[i] == before {
 				return false
 			}
-			v.reconsider()
+			v.publish()
 			return true
 		}
 	}
@@ -471,21 +457,21 @@ func (v *View) AddServer(srv Server) bool {
 	}
 	v.servers = append(v.servers, srv)
 	sort.Slice(v.servers, func(i, j int) bool { return v.servers[i].Name < v.servers[j].Name })
-	v.reconsider()
+	v.publish()
 	return true
 }
 
-// RemoveServer takes a node out of the view. If it was the writer, the
-// writer policy picks another one through the usual fenced switch (the
-// removed node stays the writer on record until the proxy has fenced
-// it). It reports whether the node was there.
+// RemoveServer takes a node out of the view. If it was the writer, it
+// takes no more writes and stays the writer on record until the proxy
+// decides another one and fences it (SetWriter, CommitWriter). It reports
+// whether the node was there.
 func (v *View) RemoveServer(name string) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for i, s := range v.servers {
 		if s.Name == name {
 			v.servers = append(v.servers[:i:i], v.servers[i+1:]...)
-			v.reconsider()
+			v.publish()
 			return true
 		}
 	}
@@ -517,7 +503,7 @@ func (v *View) UpdateAll(fn func(servers []Server) error) error {
 		return err
 	}
 	v.servers = next
-	v.reconsider()
+	v.publish()
 	return nil
 }
 

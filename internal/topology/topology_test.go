@@ -15,6 +15,7 @@ func TestWriterIsHighestWeightThenName(t *testing.T) {
 		t.Fatalf("writer %s epoch %d, want a (tie on weight broken by name), epoch 1", w.Name, v.Load().Epoch)
 	}
 	v.SetHealth("a", false, "unreachable")
+	decide(v)
 	// Two-phase switch: writes pause until the proxy fences a.
 	if w, ok := v.Load().Writer(); ok || v.Load().Pending != "b" {
 		t.Fatalf("during the switch: writer %q, pending %q; want none and b", w.Name, v.Load().Pending)
@@ -22,19 +23,21 @@ func TestWriterIsHighestWeightThenName(t *testing.T) {
 	if old, next, ok := v.PendingSwitch(); !ok || old != "a" || next != "b" {
 		t.Fatalf("PendingSwitch = %s %s %v", old, next, ok)
 	}
-	v.CommitWriter("a")
+	commit(v, "a")
 	if w, _ := v.Load().Writer(); w.Name != "b" || v.Load().Epoch != 2 {
 		t.Fatalf("after commit: writer %s epoch %d, want b epoch 2", w.Name, v.Load().Epoch)
 	}
 	// Sticky: a coming back does not take the role.
 	v.SetHealth("a", true, "")
+	decide(v)
 	if w, _ := v.Load().Writer(); w.Name != "b" {
 		t.Fatalf("recovered a took the writer role back from %s", w.Name)
 	}
 	v.SetHealth("b", false, "unreachable")
 	v.SetHealth("c", false, "unreachable")
 	v.SetHealth("a", false, "unreachable")
-	v.CommitWriter("b")
+	decide(v)
+	commit(v, "b")
 	if _, ok := v.Load().Writer(); ok {
 		t.Fatal("a writer was chosen with every node offline")
 	}
@@ -87,11 +90,11 @@ func TestReadsFallBackToWriter(t *testing.T) {
 	if s, ok := v.Load().PickReader(); !ok || s.Name != "w" {
 		t.Fatalf("PickReader = %v %v, want the writer when no reader is online", s.Name, ok)
 	}
-	v.SetPolicy(nil, WriterReadsNever)
+	v.SetReaderPolicy(WriterReadsNever)
 	if _, ok := v.Load().PickReader(); ok {
 		t.Fatal("writer_is_also_reader=never still sent reads to the writer")
 	}
-	v.SetPolicy(nil, WriterReadsAlways)
+	v.SetReaderPolicy(WriterReadsAlways)
 	v.SetHealth("r", true, "")
 	v.Update(func(s *Server) error { s.ReaderWeight = 1; return nil })
 	seen := map[string]bool{}
@@ -159,15 +162,20 @@ var errTest = testErr{}
 func TestEveryWriterChangeIsHeardOnce(t *testing.T) {
 	v := NewView([]Server{{Name: "a", WriterWeight: 100}, {Name: "b", WriterWeight: 50}})
 	var heard []string
-	v.OnWriterChange(func(old, next string, epoch uint64) {
-		heard = append(heard, old+">"+next+"@"+string(rune('0'+epoch)))
-	})
-	v.SetHealth("a", false, "unreachable") // pending: nothing changes yet
-	v.CommitWriter("a")                    // a -> b, fenced
+	hear := func(ch Change, ok bool) {
+		if ok {
+			heard = append(heard, ch.Old+">"+ch.New+"@"+string(rune('0'+ch.Epoch)))
+		}
+	}
+	v.SetHealth("a", false, "unreachable")
+	hear(decide(v))      // pending: nothing changes yet
+	hear(commit(v, "a")) // a -> b, fenced
 	v.SetHealth("b", false, "unreachable")
-	v.CommitWriter("b") // b -> none
+	hear(decide(v))
+	hear(commit(v, "b")) // b -> none
 	v.SetHealth("a", true, "")
-	v.CommitWriter("x") // not the writer: no-op
+	hear(decide(v))
+	hear(commit(v, "x")) // not the writer: no-op
 	want := []string{"a>b@2", "b>@3", ">a@4"}
 	if len(heard) != len(want) {
 		t.Fatalf("heard %v, want %v", heard, want)
@@ -179,6 +187,47 @@ func TestEveryWriterChangeIsHeardOnce(t *testing.T) {
 	}
 	if v.Load().Epoch != 4 {
 		t.Errorf("epoch %d, want 4", v.Load().Epoch)
+	}
+}
+
+// decide plays the proxy's part in these tests: a writer rule (here the
+// simplest, StickyHighestWeight) decided after a change and handed to the
+// view in one call.
+func decide(v *View) (Change, bool) {
+	cur, _ := v.Current()
+	return v.SetWriter(StickyHighestWeight(v.Load().Servers, cur), 0)
+}
+
+// commit ends a pending switch as the proxy's fence loop does: the writer
+// is decided at that moment, as if the pending one were current.
+func commit(v *View, old string) (Change, bool) {
+	_, pending, _ := v.PendingSwitch()
+	return v.CommitWriter(old, StickyHighestWeight(v.Load().Servers, pending), 0)
+}
+
+// An epoch handed with the current writer is adopted; a different writer
+// handed back before the fence cancels the switch.
+func TestSetWriterAdoptsEpochsAndCancelsSwitches(t *testing.T) {
+	v := NewView([]Server{{Name: "a", WriterWeight: 100}, {Name: "b", WriterWeight: 50}})
+	if _, changed := v.SetWriter("a", 7); changed || v.Load().Epoch != 7 {
+		t.Fatalf("epoch %d after SetWriter(a, 7), want 7 adopted (no change of writer)", v.Load().Epoch)
+	}
+	v.SetWriter("b", 8)
+	if s := v.Load(); !s.Switching || s.Pending != "b" {
+		t.Fatalf("switching %v pending %q, want a switch to b waiting for its fence", s.Switching, s.Pending)
+	}
+	v.SetWriter("a", 7)
+	if s := v.Load(); s.Switching || s.Epoch != 7 {
+		t.Fatalf("switching %v epoch %d, want the switch cancelled, epoch 7", s.Switching, s.Epoch)
+	}
+	v.SetWriter("b", 8)
+	if ch, ok := v.CommitWriter("a", "b", 8); !ok || ch.New != "b" || ch.Epoch != 8 {
+		t.Fatalf("commit: %+v %v, want b at epoch 8", ch, ok)
+	}
+	// A failed writer takes no writes even before a decision moves them.
+	v.SetHealth("b", false, "unreachable")
+	if _, ok := v.Load().Writer(); ok {
+		t.Fatal("an OFFLINE writer took writes")
 	}
 }
 
@@ -205,10 +254,11 @@ func TestMembershipChanges(t *testing.T) {
 	if !v.RemoveServer("node1") {
 		t.Fatal("RemoveServer of the writer")
 	}
+	decide(v)
 	if _, ok := v.Load().Writer(); ok || v.Load().Pending != "node2" {
 		t.Fatalf("removing the writer must pause writes until it is fenced; pending %q", v.Load().Pending)
 	}
-	v.CommitWriter("node1")
+	commit(v, "node1")
 	if w, _ := v.Load().Writer(); w.Name != "node2" || v.Load().Epoch != 2 {
 		t.Fatalf("after the fence: writer %s epoch %d, want node2 epoch 2", w.Name, v.Load().Epoch)
 	}
@@ -222,6 +272,7 @@ func TestMembershipChanges(t *testing.T) {
 func TestFailedWriterWithNoSuccessorIsFenced(t *testing.T) {
 	v := NewView([]Server{{Name: "a", WriterWeight: 10}, {Name: "b", WriterWeight: 0, ReaderWeight: 1}})
 	v.SetHealth("a", false, "unreachable")
+	decide(v)
 	if _, ok := v.Load().Writer(); ok {
 		t.Fatal("a failed writer still takes writes")
 	}
@@ -229,12 +280,13 @@ func TestFailedWriterWithNoSuccessorIsFenced(t *testing.T) {
 	if !ok || old != "a" || next != "" {
 		t.Fatalf("pending switch %q -> %q (%v), want a -> none", old, next, ok)
 	}
-	v.CommitWriter("a")
+	commit(v, "a")
 	snap := v.Load()
 	if _, ok := snap.Writer(); ok || snap.Switching {
 		t.Errorf("after fencing: writer present or still switching (%+v)", snap)
 	}
 	v.SetHealth("a", true, "")
+	decide(v)
 	if w, ok := v.Load().Writer(); !ok || w.Name != "a" {
 		t.Errorf("a back: writer %q %v", w.Name, ok)
 	}

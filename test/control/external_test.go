@@ -7,7 +7,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
-	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
@@ -115,7 +115,7 @@ func TestExternalEtcd(t *testing.T) {
 	wAlone, _, _ := agreement(ms)
 	t.Logf("FIGURE writer killed with etcd down -> every proxy on %s (degraded decisions) after %d ms", wAlone, at.Sub(killed).Milliseconds())
 	for _, m := range ms {
-		if !hasEvent(m.p, proxy.EventWriterChange, "decided alone") {
+		if !hasEvent(m.p, eventlog.WriterChange, "decided alone") {
 			t.Errorf("%s: no writer_change event marked as decided alone", m.name)
 		}
 	}

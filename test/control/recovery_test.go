@@ -11,6 +11,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/nodeexec"
 	"github.com/galeon-db/galeon/internal/proxy"
@@ -66,7 +67,7 @@ func recoveryEvents(p *proxy.Proxy) string {
 	var parts []string
 	evs := p.Events()
 	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Kind == proxy.EventRecovery {
+		if evs[i].Kind == eventlog.Recovery {
 			parts = append(parts, evs[i].Detail)
 		}
 	}

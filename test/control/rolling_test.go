@@ -13,8 +13,8 @@ import (
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/lifecycle"
-	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
@@ -59,7 +59,7 @@ func TestRollingRestartCostsNothing(t *testing.T) {
 	t.Logf("FIGURE rolling restart of 3 nodes under load through 2 proxies: %s", time.Since(start).Round(time.Millisecond))
 	for _, m := range ms {
 		for _, e := range m.p.Events() {
-			if e.Kind == proxy.EventWriterChange && e.At.After(start) {
+			if e.Kind == eventlog.WriterChange && e.At.After(start) {
 				t.Logf("FIGURE %s: writer change during the rolling restart: %s", m.name, e.Detail)
 			}
 		}

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/admin"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/proxyadmin"
 )
 
 func table(t *testing.T, p *proxy.Proxy, name string) admin.Table {
 	t.Helper()
-	for _, tb := range p.AdminTables() {
+	for _, tb := range proxyadmin.Tables(p) {
 		if tb.Name == name {
 			return tb
 		}
@@ -119,7 +121,7 @@ func TestSharedConfig(t *testing.T) {
 	// A proxy started later with empty local state comes up with it all.
 	ms[2].stop()
 	p4 := startProxy(t, sb, store, "proxy4", false)
-	waitFor(t, 5*time.Second, "proxy4 took the shared configuration", func() bool { return hasEvent(p4.p, proxy.EventConfig, "applied") })
+	waitFor(t, 5*time.Second, "proxy4 took the shared configuration", func() bool { return hasEvent(p4.p, eventlog.Config, "applied") })
 	rt := p4.p.ExportRuntime()
 	if w, ok := rt.Weights["node3"]; len(rt.Users) != 1 || len(rt.QueryRules) != 1 || !ok || w.Reader != 0 {
 		t.Errorf("proxy4 started with users %d, rules %d, node3 weights %+v; want the shared 1, 1 and reader 0", len(rt.Users), len(rt.QueryRules), rt.Weights["node3"])
@@ -136,7 +138,7 @@ func TestSharedConfig(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "a rejected event on every proxy", func() bool {
 		for _, m := range live {
-			if !hasEvent(m.p, proxy.EventRejected, store.Keys.RuntimeConfig()) {
+			if !hasEvent(m.p, eventlog.Rejected, store.Keys.RuntimeConfig()) {
 				return false
 			}
 		}
@@ -159,7 +161,7 @@ func TestSharedConfig(t *testing.T) {
 		return ok && d.Writer == w && agree && nw == w && ne >= epoch
 	})
 	for _, m := range live {
-		if !hasEvent(m.p, proxy.EventRejected, store.Keys.Writer()) {
+		if !hasEvent(m.p, eventlog.Rejected, store.Keys.Writer()) {
 			t.Errorf("%s recorded no rejected event for the corrupt decision", m.name)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
+	"github.com/galeon-db/galeon/internal/proxyadmin"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 	"github.com/galeon-db/galeon/internal/transfer"
@@ -49,7 +50,7 @@ func TestStateTransferProgress(t *testing.T) {
 	var seen []transfer.Progress
 	var tableRows int
 	var table func() [][]any
-	for _, tb := range m.p.AdminTables() {
+	for _, tb := range proxyadmin.Tables(m.p) {
 		if tb.Name == "state_transfers" {
 			table = tb.Rows
 		}

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/assemble"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 	"github.com/galeon-db/galeon/internal/lifecycle"
-	"github.com/galeon-db/galeon/internal/nodesync"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 	"github.com/galeon-db/galeon/internal/sandbox"
@@ -92,23 +92,8 @@ func startProxyVia(t *testing.T, sb *sandbox.Sandbox, connect func() (*discovery
 	cfg.Galera.DrainGrace = config.Duration(3 * time.Second)
 	own, sever := connect()
 	cfg.Discovery.Endpoints = "etcd://" + strings.TrimPrefix(own.Endpoints[0], "http://")
-	bctx, bcancel := context.WithTimeout(context.Background(), 10*time.Second)
-	shared, err := sharedconfig.Bootstrap(bctx, own, &cfg, testKey, name, testLog(name))
-	bcancel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if probs := cfg.RequireAfterShared(); len(probs) > 0 {
-		t.Fatalf("%s: %v", name, probs)
-	}
-	p, addr, stopProxy := proxytest.StartStoppable(t, &cfg, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		nodesync.Run(ctx, own, p, nodesync.Options{Name: name, MySQL: addr, FenceTimeout: 4 * time.Second, Shared: shared}, testLog(name))
-	}()
-	m := &member{name: name, p: p, addr: addr, db: appDB(t, sb, addr), store: own}
+	a := proxytest.StartWith(t, assemble.Options{Config: &cfg, Log: testLog(name), Store: own, Key: &testKey, Name: name})
+	m := &member{name: name, p: a.Proxy, addr: a.Addr, db: appDB(t, sb, a.Addr), store: own}
 	var once sync.Once
 	// kill ends the proxy as kill -9 would: its link to etcd is severed
 	// first (no resignation, no record removal: its leases expire), then
@@ -117,18 +102,14 @@ func startProxyVia(t *testing.T, sb *sandbox.Sandbox, connect func() (*discovery
 		once.Do(func() {
 			testLog(name).Info("killing: link to etcd severed")
 			sever()
-			stopProxy()
-			cancel()
+			proxytest.Halt(t, a)
 			own.Close()
-			<-done
 		})
 	}
 	// stop ends it cleanly (resigns, removes its record).
 	m.stop = func() {
 		once.Do(func() {
-			cancel()
-			<-done
-			stopProxy()
+			a.Stop()
 			own.Close()
 		})
 	}

@@ -15,8 +15,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/proxy/proxytest"
+	"github.com/galeon-db/galeon/internal/proxyadmin"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
@@ -298,14 +300,14 @@ func TestKillWriter(t *testing.T) {
 // 9002/9003 the clients saw; every node has a fresh monitor check.
 func checkIncidentRecorded(t *testing.T, r *rig, l *load) {
 	t.Helper()
-	var offline, change *proxy.Event
+	var offline, change *eventlog.Event
 	events := r.p.Events()
 	for i := len(events) - 1; i >= 0; i-- { // oldest first
 		e := &events[i]
 		switch {
-		case offline == nil && e.Kind == proxy.EventNodeState && e.Node == "node1" && strings.HasPrefix(e.Detail, "OFFLINE"):
+		case offline == nil && e.Kind == eventlog.NodeState && e.Node == "node1" && strings.HasPrefix(e.Detail, "OFFLINE"):
 			offline = e
-		case change == nil && e.Kind == proxy.EventWriterChange && strings.HasPrefix(e.Detail, "from node1 to node2"):
+		case change == nil && e.Kind == eventlog.WriterChange && strings.HasPrefix(e.Detail, "from node1 to node2"):
 			change = e
 		}
 	}
@@ -323,7 +325,7 @@ func checkIncidentRecorded(t *testing.T, r *rig, l *load) {
 		}
 	}
 	aborted := 0
-	for _, m := range r.p.Metrics() {
+	for _, m := range proxyadmin.Metrics(r.p) {
 		if m.Name == "galeon_aborted_total" {
 			aborted += int(m.Value)
 		}

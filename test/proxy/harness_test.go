@@ -6,18 +6,15 @@ package proxy_test
 import (
 	"context"
 	"database/sql"
-	"io"
-	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/galeon-db/galeon/internal/admin"
+	"github.com/galeon-db/galeon/internal/assemble"
 	"github.com/galeon-db/galeon/internal/config"
-	"github.com/galeon-db/galeon/internal/metrics"
 	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
@@ -62,38 +59,10 @@ func startProxy(t *testing.T, sb *sandbox.Sandbox, mutate func(*config.Config)) 
 	if problems := cfg.Validate(); len(problems) > 0 {
 		t.Fatalf("test config invalid: %v", problems)
 	}
-	p, err := proxy.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := metrics.NewRegistry(p.Collectors()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm := admin.NewServer(admin.Config{SQLListen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", User: "admin", Password: adminPassword,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, p.AdminTables(), metrics.Handler(reg, nil))
-	if err := adm.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 2)
-	go func() { done <- p.ServeListener(ctx, ln) }()
-	go func() { done <- adm.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		for i := 0; i < 2; i++ {
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Errorf("proxy or admin did not stop within 10s")
-			}
-		}
-	})
-	return &proxyUnderTest{p: p, cfg: cfg, addr: ln.Addr().String(), adminAddr: adm.SQLAddr().String(), httpAddr: adm.HTTPAddr().String(), sb: sb}
+	cfg.Admin.Listen, cfg.Admin.HTTPListen = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Admin.User, cfg.Admin.Password = "admin", adminPassword
+	a := proxytest.StartWith(t, assemble.Options{Config: cfg, Admin: true})
+	return &proxyUnderTest{p: a.Proxy, cfg: cfg, addr: a.Addr, adminAddr: a.Admin.SQLAddr().String(), httpAddr: a.Admin.HTTPAddr().String(), sb: sb}
 }
 
 // dsn is a go-sql-driver DSN through the proxy as the app user.

@@ -1,17 +1,17 @@
 // Package proxytest runs a galeon proxy inside a test process, on a free
-// loopback port, and stops it (waiting for every goroutine) when the test
+// loopback port, assembled as `galeon proxy` assembles it (package
+// assemble), and stops it (waiting for every goroutine) when the test
 // ends.
 package proxytest
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/assemble"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/proxy"
 )
@@ -28,34 +28,38 @@ func Start(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, st
 // before the test ends (as if its process died: clients are cut off).
 func StartStoppable(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, string, func()) {
 	t.Helper()
-	if problems := cfg.Validate(); len(problems) > 0 {
-		t.Fatalf("proxy config invalid: %v", problems)
+	a := StartWith(t, assemble.Options{Config: cfg, Log: log})
+	return a.Proxy, a.Addr, func() { Halt(t, a) }
+}
+
+// StartWith assembles a proxy from o, listening on a free loopback port
+// unless o.Listener is set, and halts it when the test ends.
+func StartWith(t testing.TB, o assemble.Options) *assemble.Proxy {
+	t.Helper()
+	if o.Listener == nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Listener = ln
 	}
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	p, err := proxy.New(cfg, log)
+	a, err := assemble.Start(context.Background(), o)
 	if err != nil {
+		o.Listener.Close()
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { Halt(t, a) })
+	return a
+}
+
+// Halt stops a as if its process died, failing the test if that takes
+// more than 10s.
+func Halt(t testing.TB, a *assemble.Proxy) {
+	done := make(chan struct{})
+	go func() { a.Halt(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Errorf("proxy did not stop within 10s")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.ServeListener(ctx, ln) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Errorf("proxy did not stop within 10s")
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return p, ln.Addr().String(), stop
 }

@@ -1,4 +1,4 @@
-package proxy
+package eventlog
 
 import (
 	"bytes"
@@ -10,14 +10,14 @@ import (
 )
 
 func TestEventLogKeepsTheNewestNewestFirst(t *testing.T) {
-	var l eventLog
-	if got := l.list(); len(got) != 0 {
+	var l Log
+	if got := l.List(); len(got) != 0 {
 		t.Fatalf("empty log lists %v", got)
 	}
 	for i := 1; i <= maxEvents+5; i++ {
-		l.add(EventNodeState, "node1", fmt.Sprint(i))
+		l.Add(NodeState, "node1", fmt.Sprint(i))
 	}
-	got := l.list()
+	got := l.List()
 	if len(got) != maxEvents {
 		t.Fatalf("kept %d events, want the bound %d", len(got), maxEvents)
 	}
@@ -40,10 +40,10 @@ func TestEventLogKeepsTheNewestNewestFirst(t *testing.T) {
 func TestEventsAreLogLines(t *testing.T) {
 	var buf bytes.Buffer
 	epoch := uint64(7)
-	l := eventLog{log: slog.New(slog.NewJSONHandler(&buf, nil)), epoch: func() uint64 { return epoch }}
-	l.add(EventDrain, "node2", "operator drain: new transactions go elsewhere")
+	l := New(slog.New(slog.NewJSONHandler(&buf, nil)), func() uint64 { return epoch })
+	l.Add(Drain, "node2", "operator drain: new transactions go elsewhere")
 	epoch = 8
-	l.add(EventWriterChange, "node3", "from node1 to node3, epoch 8")
+	l.Add(WriterChange, "node3", "from node1 to node3, epoch 8")
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("%d log lines for 2 events:\n%s", len(lines), buf.String())

@@ -1,4 +1,4 @@
-package proxy
+package sqlclass
 
 import "testing"
 
@@ -20,7 +20,7 @@ func TestKillTarget(t *testing.T) {
 		{"KILL", 0, false, false},
 	}
 	for _, c := range cases {
-		id, q, ok := killTarget(c.q)
+		id, q, ok := KillTarget(c.q)
 		if id != c.id || q != c.queryOnly || ok != c.ok {
 			t.Errorf("%q: got (%d, %v, %v), want (%d, %v, %v)", c.q, id, q, ok, c.id, c.queryOnly, c.ok)
 		}

@@ -1,28 +1,34 @@
-package proxy
+// Package proxyadmin is a running proxy's face in the admin interface:
+// the tables operators read and change with SQL (servers, writer, users,
+// query_rules, stats_connection_pool, stats_query_digest, galera_checks,
+// events, stats_galeon, proxies, state_transfers), built from the proxy's
+// accessors. It keeps the admin engine (and SQLite) out of the data plane:
+// package proxy imports neither.
+package proxyadmin
 
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/galeon-db/galeon/internal/admin"
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/topology"
 )
 
-// AdminTables exposes the running proxy to the admin interface. Reads are
+// Tables exposes the running proxy to the admin interface. Reads are
 // live; writes apply atomically to new statements at once (reader and
 // writer weights, default hostgroups, query rules).
-func (p *Proxy) AdminTables() []admin.Table {
-	return []admin.Table{p.serversTable(), p.writerTable(), p.usersTable(), p.rulesTable(), p.poolTable(), p.digestTable(),
-		p.checksTable(), p.eventsTable(), p.countersTable(), p.proxiesTable(), p.stateTransfersTable()}
+func Tables(p *proxy.Proxy) []admin.Table {
+	return []admin.Table{servers(p), writer(p), users(p), rules(p), pool(p), digests(p),
+		checks(p), events(p), counters(p), proxies(p), stateTransfers(p)}
 }
 
-func (p *Proxy) serversTable() admin.Table {
+func servers(p *proxy.Proxy) admin.Table {
 	cols := []admin.Column{
 		{Name: "name", Kind: admin.Text}, {Name: "address", Kind: admin.Text},
 		{Name: "writer_weight", Kind: admin.Int}, {Name: "reader_weight", Kind: admin.Int},
@@ -50,14 +56,8 @@ func (p *Proxy) serversTable() admin.Table {
 			role = "stale reader"
 		}
 		adminState := "active"
-		p.galera.mu.Lock()
-		if p.galera.adminDrain[s.Name] {
+		if p.OperatorDrained(s.Name) {
 			adminState = "drain"
-		}
-		p.galera.mu.Unlock()
-		lag := int64(0)
-		if s.Lagging {
-			lag = 1
 		}
 		source := "config"
 		if s.Discovered {
@@ -67,12 +67,12 @@ func (p *Proxy) serversTable() admin.Table {
 		if v, ok := segs[s.Name]; ok {
 			seg = v
 		}
-		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), s.State(), s.Reason, role, adminState, lag, source, nullable(s.Site), seg}
+		return []any{s.Name, s.Addr, int64(s.WriterWeight), int64(s.ReaderWeight), s.State(), s.Reason, role, adminState, boolInt(s.Lagging), source, nullable(s.Site), seg}
 	}
 	return admin.Table{
 		Name: "servers", Columns: cols,
 		Rows: func() [][]any {
-			snap := p.view.Load()
+			snap := p.View().Load()
 			w, _ := snap.Writer()
 			out := make([][]any, 0, len(snap.Servers))
 			segs := segments()
@@ -85,7 +85,7 @@ func (p *Proxy) serversTable() admin.Table {
 		Apply: func(changes []admin.Change) error {
 			// Validate every row first, then apply: weights in one
 			// atomic topology update, drains after it.
-			weights := map[string][2]int{}
+			weights := map[string]config.Weights{}
 			drains := map[string]bool{}
 			for _, ch := range changes {
 				name, _ := ch.Old[0].(string)
@@ -113,53 +113,38 @@ func (p *Proxy) serversTable() admin.Table {
 				if ch.New[2] != ww || ch.New[3] != rw {
 					w, _ := ch.New[2].(int64)
 					r, _ := ch.New[3].(int64)
-					weights[name] = [2]int{int(w), int(r)}
+					weights[name] = config.Weights{Writer: int(w), Reader: int(r)}
 				}
 			}
 			// Every server named must still be there, or nothing changes.
-			err := p.view.UpdateAll(func(servers []topology.Server) error {
-				for _, name := range slices.Concat(slices.Collect(maps.Keys(weights)), slices.Collect(maps.Keys(drains))) {
-					if !slices.ContainsFunc(servers, func(s topology.Server) bool { return s.Name == name }) {
-						return fmt.Errorf("server %s left the topology while the statement ran; nothing was changed, run it again", name)
-					}
+			for name := range drains {
+				if !p.HasServer(name) {
+					return fmt.Errorf("server %s left the topology while the statement ran; nothing was changed, run it again", name)
 				}
-				for i := range servers {
-					if w, ok := weights[servers[i].Name]; ok {
-						servers[i].WriterWeight, servers[i].ReaderWeight = w[0], w[1]
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
 			}
-			if len(weights) > 0 {
-				p.log.Info("admin: server weights updated", "servers", fmt.Sprint(weights))
+			if err := p.SetWeights(weights); err != nil {
+				return err
 			}
 			for name, on := range drains {
 				p.Drain(name, on)
 			}
-			return p.shared()
+			return p.ShareChange()
 		},
 	}
 }
 
-// writerTable shows the writer and its epoch; UPDATE writer SET node='x'
-// is a graceful switchover.
-func (p *Proxy) writerTable() admin.Table {
+// writer shows the writer and its epoch; UPDATE writer SET node='x' is a
+// graceful switchover.
+func writer(p *proxy.Proxy) admin.Table {
 	cols := []admin.Column{{Name: "node", Kind: admin.Text}, {Name: "epoch", Kind: admin.Int},
 		{Name: "pending", Kind: admin.Text}, {Name: "failback", Kind: admin.Text}}
-	row := func() []any {
-		snap := p.view.Load()
-		w, _ := snap.Writer()
-		p.runtimeMu.Lock()
-		failback := p.failbackSetting
-		p.runtimeMu.Unlock()
-		return []any{w.Name, int64(snap.Epoch), snap.Pending, failback}
-	}
 	return admin.Table{
 		Name: "writer", Columns: cols,
-		Rows:    func() [][]any { return [][]any{row()} },
+		Rows: func() [][]any {
+			snap := p.View().Load()
+			w, _ := snap.Writer()
+			return [][]any{{w.Name, int64(snap.Epoch), snap.Pending, p.FailbackSetting()}}
+		},
 		Accepts: admin.OpUpdate,
 		Apply: func(changes []admin.Change) error {
 			ch := changes[0]
@@ -172,107 +157,66 @@ func (p *Proxy) writerTable() admin.Table {
 	}
 }
 
-func (p *Proxy) usersTable() admin.Table {
+func users(p *proxy.Proxy) admin.Table {
 	cols := []admin.Column{
 		{Name: "name", Kind: admin.Text}, {Name: "backend_user", Kind: admin.Text},
 		{Name: "default_hostgroup", Kind: admin.Text}, {Name: "default_schema", Kind: admin.Text},
 		{Name: "max_connections", Kind: admin.Int}, {Name: "connections", Kind: admin.Int},
 		{Name: "auth_plugin", Kind: admin.Text},
 	}
-	row := func(u *user) []any {
-		return []any{u.name, u.backendUser, u.hostgroup(), u.defaultSchema, u.maxConns, u.conns.Load(), u.plugin}
-	}
-	sorted := func() []*user {
-		m := *p.users.Load()
-		out := make([]*user, 0, len(m))
-		for _, u := range m {
-			out = append(out, u)
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-		return out
-	}
 	return admin.Table{
 		Name: "users", Columns: cols,
 		Rows: func() [][]any {
 			var out [][]any
-			for _, u := range sorted() {
-				out = append(out, row(u))
+			for _, u := range p.Users() {
+				out = append(out, []any{u.Name, u.BackendUser, u.DefaultHostgroup, u.DefaultSchema, u.MaxConnections, u.Connections, u.AuthPlugin})
 			}
 			return out
 		},
 		Accepts: admin.OpUpdate,
 		Apply: func(changes []admin.Change) error {
-			users := *p.users.Load()
-			set := map[*user]string{}
+			set := map[string]string{}
 			for _, ch := range changes {
 				for i := range cols {
 					if i != 2 && ch.New[i] != ch.Old[i] {
 						return errors.New("only users.default_hostgroup can be changed at runtime")
 					}
 				}
-				h, _ := ch.New[2].(string)
-				if h != "" && h != config.HostgroupWriter && h != config.HostgroupReader {
-					return fmt.Errorf("default_hostgroup %q: use '', 'writer' or 'reader'", h)
-				}
 				name, _ := ch.Old[0].(string)
-				u := users[name]
-				if u == nil {
-					return fmt.Errorf("user %s no longer exists; nothing was changed", name)
-				}
-				set[u] = h
+				set[name], _ = ch.New[2].(string)
 			}
-			for u, h := range set {
-				u.defaultHostgroup.Store(&h)
+			if err := p.SetDefaultHostgroups(set); err != nil {
+				return err
 			}
-			return p.shared()
+			return p.ShareChange()
 		},
 	}
 }
 
-// rulesTable: rules are replaced as a whole, validated first, so a bad
+// rules: rules are replaced as a whole, validated first, so a bad
 // regular expression never half-applies.
-func (p *Proxy) rulesTable() admin.Table {
+func rules(p *proxy.Proxy) admin.Table {
 	cols := []admin.Column{
 		{Name: "rule_id", Kind: admin.Int}, {Name: "match", Kind: admin.Text, Nullable: true},
 		{Name: "digest", Kind: admin.Text, Nullable: true}, {Name: "user", Kind: admin.Text, Nullable: true},
 		{Name: "destination", Kind: admin.Text},
 	}
-	current := func() []config.QueryRule {
-		rs := *p.rules.Load()
-		out := make([]config.QueryRule, len(rs))
-		for i, r := range rs {
-			out[i] = r.src
-		}
-		return out
-	}
 	row := func(i int, r config.QueryRule) []any {
 		return []any{int64(i + 1), nullable(r.Match), nullable(r.Digest), nullable(r.User), r.Destination}
-	}
-	apply := func(rs []config.QueryRule) error {
-		c := config.Config{QueryRules: rs, Users: p.cfg.Users}
-		for _, prob := range c.Validate() {
-			if strings.HasPrefix(prob, "query_rules") {
-				return errors.New(prob)
-			}
-		}
-		if err := p.SetRules(rs); err != nil {
-			return err
-		}
-		return p.shared()
 	}
 	str := func(v any) string { s, _ := v.(string); return s }
 	return admin.Table{
 		Name: "query_rules", Columns: cols,
 		Rows: func() [][]any {
 			var out [][]any
-			for i, r := range current() {
+			for i, r := range p.QueryRules() {
 				out = append(out, row(i, r))
 			}
 			return out
 		},
 		Accepts: admin.OpInsert | admin.OpUpdate | admin.OpDelete,
 		Apply: func(changes []admin.Change) error {
-			rs := current()
+			rs := p.QueryRules()
 			drop := make([]bool, len(rs))
 			var added []config.QueryRule
 			for _, ch := range changes {
@@ -304,20 +248,16 @@ func (p *Proxy) rulesTable() admin.Table {
 					next = append(next, r)
 				}
 			}
-			return apply(append(next, added...))
+			if err := p.ReplaceQueryRules(append(next, added...)); err != nil {
+				return err
+			}
+			return p.ShareChange()
 		},
 	}
 }
 
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-// poolTable is ProxySQL's stats_connection_pool, one row per node.
-func (p *Proxy) poolTable() admin.Table {
+// pool is ProxySQL's stats_connection_pool, one row per node.
+func pool(p *proxy.Proxy) admin.Table {
 	names := []string{"hostgroup", "srv_name", "srv_host", "srv_port", "status", "ConnUsed", "ConnFree", "ConnOK", "ConnERR",
 		"MaxConnUsed", "Queries", "Bytes_data_sent", "Bytes_data_recv", "Latency_us"}
 	cols := make([]admin.Column, len(names))
@@ -332,19 +272,17 @@ func (p *Proxy) poolTable() admin.Table {
 	return admin.Table{
 		Name: "stats_connection_pool", Columns: cols,
 		Rows: func() [][]any {
-			snap := p.view.Load()
+			snap := p.View().Load()
 			w, _ := snap.Writer()
 			var out [][]any
 			for _, r := range p.PoolStats() {
 				var hgs []string
-				for _, s := range snap.Servers {
-					if s.Name == r.Server {
-						if s.Name == w.Name {
-							hgs = append(hgs, "writer")
-						}
-						if s.ReaderWeight > 0 {
-							hgs = append(hgs, "reader")
-						}
+				if s, ok := snap.Server(r.Server); ok {
+					if s.Name == w.Name {
+						hgs = append(hgs, "writer")
+					}
+					if s.ReaderWeight > 0 {
+						hgs = append(hgs, "reader")
 					}
 				}
 				host, port := splitHostPort(r.Addr)
@@ -365,8 +303,8 @@ func splitHostPort(a string) (string, int64) {
 	return a[:i], port
 }
 
-// digestTable is ProxySQL's stats_mysql_query_digest; DELETE resets it.
-func (p *Proxy) digestTable() admin.Table {
+// digests is ProxySQL's stats_mysql_query_digest; DELETE resets it.
+func digests(p *proxy.Proxy) admin.Table {
 	cols := []admin.Column{
 		{Name: "hostgroup", Kind: admin.Text}, {Name: "username", Kind: admin.Text},
 		{Name: "digest", Kind: admin.Text}, {Name: "digest_text", Kind: admin.Text},
@@ -391,4 +329,135 @@ func (p *Proxy) digestTable() admin.Table {
 			return nil
 		},
 	}
+}
+
+// checkColumns are the wsrep figures galera_checks shows, as column name
+// and the status or variable it comes from.
+var checkColumns = []struct{ col, v string }{
+	{"local_state", "wsrep_local_state_comment"}, {"cluster_status", "wsrep_cluster_status"},
+	{"cluster_size", "wsrep_cluster_size"}, {"conf_id", "wsrep_cluster_conf_id"},
+	{"local_index", "wsrep_local_index"}, {"recv_queue", "wsrep_local_recv_queue"},
+	{"fc_paused", "wsrep_flow_control_paused"}, {"last_committed", "wsrep_last_committed"},
+	{"desync", "wsrep_desync"}, {"reject_queries", "wsrep_reject_queries"},
+	{"donor_rejects_queries", "wsrep_sst_donor_rejects_queries"}, {"sst_method", "wsrep_sst_method"},
+	{"read_only", "read_only"}, {"pxc_maint_mode", "pxc_maint_mode"}, {"cluster_uuid", "wsrep_cluster_state_uuid"},
+	{"cert_failures", "wsrep_local_cert_failures"}, {"fc_paused_ns", "wsrep_flow_control_paused_ns"},
+}
+
+// checks is the monitor's latest check of every node (galera_checks).
+func checks(p *proxy.Proxy) admin.Table {
+	cols := []admin.Column{
+		{Name: "name", Kind: admin.Text}, {Name: "state", Kind: admin.Text}, {Name: "reason", Kind: admin.Text},
+		{Name: "last_check", Kind: admin.Text}, {Name: "check_us", Kind: admin.Int},
+		{Name: "missed_checks", Kind: admin.Int}, {Name: "error", Kind: admin.Text}, {Name: "segment", Kind: admin.Int},
+	}
+	for _, c := range checkColumns {
+		cols = append(cols, admin.Column{Name: c.col, Kind: admin.Text})
+	}
+	return admin.Table{
+		Name: "galera_checks", Columns: cols,
+		Rows: func() [][]any {
+			var out [][]any
+			for _, c := range p.GaleraChecks() {
+				row := []any{c.Node, c.Health.State.String(), c.Health.Reason, c.At.UTC().Format(time.RFC3339Nano),
+					c.Latency.Microseconds(), int64(c.Health.Missed), c.Err, int64(c.Health.Segment)}
+				for _, k := range checkColumns {
+					if v, ok := c.Vars[k.v]; ok {
+						row = append(row, v)
+					} else {
+						row = append(row, nil)
+					}
+				}
+				out = append(out, row)
+			}
+			return out
+		},
+	}
+}
+
+// events is the log of routing changes.
+func events(p *proxy.Proxy) admin.Table {
+	return admin.Table{
+		Name: "events",
+		Columns: []admin.Column{{Name: "id", Kind: admin.Int}, {Name: "time", Kind: admin.Text},
+			{Name: "kind", Kind: admin.Text}, {Name: "node", Kind: admin.Text}, {Name: "detail", Kind: admin.Text}},
+		Rows: func() [][]any {
+			var out [][]any
+			for _, e := range p.Events() {
+				out = append(out, []any{e.ID, e.At.UTC().Format(time.RFC3339Nano), e.Kind, e.Node, e.Detail})
+			}
+			return out
+		},
+	}
+}
+
+// counters shows the proxy's outcome counters (stats_galeon).
+func counters(p *proxy.Proxy) admin.Table {
+	return admin.Table{
+		Name:    "stats_galeon",
+		Columns: []admin.Column{{Name: "variable_name", Kind: admin.Text}, {Name: "variable_value", Kind: admin.Int}, {Name: "description", Kind: admin.Text}},
+		Rows: func() [][]any {
+			var out [][]any
+			for _, c := range p.Counters() {
+				out = append(out, []any{c.Name, c.Value, c.Help})
+			}
+			return out
+		},
+	}
+}
+
+// proxies shows every proxy of the cluster and whether it agrees with the
+// published decision.
+func proxies(p *proxy.Proxy) admin.Table {
+	cols := []admin.Column{
+		{Name: "name", Kind: admin.Text}, {Name: "mysql_address", Kind: admin.Text}, {Name: "admin_address", Kind: admin.Text},
+		{Name: "controller", Kind: admin.Int}, {Name: "writer", Kind: admin.Text}, {Name: "epoch", Kind: admin.Int},
+		{Name: "applied_epoch", Kind: admin.Int}, {Name: "published_writer", Kind: admin.Text}, {Name: "published_epoch", Kind: admin.Int},
+		{Name: "agrees", Kind: admin.Int}, {Name: "degraded", Kind: admin.Int}, {Name: "online_nodes", Kind: admin.Text},
+		{Name: "updated_at", Kind: admin.Text},
+	}
+	return admin.Table{Name: "proxies", Columns: cols, Rows: func() [][]any {
+		rows := p.ProxiesRows()
+		out := make([][]any, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, []any{r.Name, r.MySQL, r.Admin, boolInt(r.Controller), r.Writer, int64(r.Epoch), int64(r.Applied),
+				r.PublishedWriter, int64(r.PublishedEpoch), boolInt(r.Agrees), boolInt(r.Degraded), strings.Join(r.Online, ","), r.UpdatedAt.Format(time.RFC3339Nano)})
+		}
+		return out
+	}}
+}
+
+// stateTransfers shows the joining nodes' state transfers.
+func stateTransfers(p *proxy.Proxy) admin.Table {
+	cols := []admin.Column{
+		{Name: "node", Kind: admin.Text}, {Name: "kind", Kind: admin.Text}, {Name: "donor", Kind: admin.Text},
+		{Name: "done", Kind: admin.Int}, {Name: "total", Kind: admin.Int}, {Name: "percent", Kind: admin.Float},
+		{Name: "rate_per_s", Kind: admin.Float}, {Name: "eta_s", Kind: admin.Float}, {Name: "since", Kind: admin.Text},
+	}
+	return admin.Table{Name: "state_transfers", Columns: cols, Rows: func() [][]any {
+		ts := p.StateTransfers()
+		out := make([][]any, 0, len(ts))
+		for _, t := range ts {
+			eta := -1.0
+			if t.ETA >= 0 {
+				eta = t.ETA.Seconds()
+			}
+			out = append(out, []any{t.Node, t.Kind, t.Donor, t.Done, t.Total, t.Percent, t.Rate, eta, t.Since.Format(time.RFC3339)})
+		}
+		return out
+	}}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func boolInt(v bool) int64 {
+	if v {
+		return 1
+	}
+	return 0
 }

@@ -1,4 +1,4 @@
-package proxy
+package sessionvars
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/galeon-db/galeon/internal/backend"
 )
 
-func TestSQLLiteral(t *testing.T) {
+func TestLiteral(t *testing.T) {
 	for _, tc := range []struct {
 		v    backend.Value
 		want string
@@ -18,21 +18,21 @@ func TestSQLLiteral(t *testing.T) {
 		{backend.Value{Null: true}, "NULL"},
 		{backend.Value{Text: ""}, "''"},
 	} {
-		if got := sqlLiteral(tc.v); got != tc.want {
-			t.Errorf("sqlLiteral(%+v) = %s, want %s", tc.v, got, tc.want)
+		if got := Literal(tc.v); got != tc.want {
+			t.Errorf("Literal(%+v) = %s, want %s", tc.v, got, tc.want)
 		}
 	}
 }
 
-func TestQuoteVarName(t *testing.T) {
+func TestQuoteName(t *testing.T) {
 	for in, want := range map[string]string{
 		"sql_mode":                 "sql_mode",
 		"validate_password.length": "validate_password.length",
 		"odd name":                 "`odd name`",
 		"a`b":                      "`a``b`",
 	} {
-		if got := quoteVarName(in); got != want {
-			t.Errorf("quoteVarName(%q) = %s, want %s", in, got, want)
+		if got := QuoteName(in); got != want {
+			t.Errorf("QuoteName(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
@@ -45,8 +45,8 @@ func TestTxnFragment(t *testing.T) {
 		{"transaction_read_only", "1", "SESSION TRANSACTION READ ONLY"},
 		{"transaction_read_only", "OFF", "SESSION TRANSACTION READ WRITE"},
 	} {
-		if got := txnFragment(tc.name, tc.value); got != tc.want {
-			t.Errorf("txnFragment(%s, %s) = %q, want %q", tc.name, tc.value, got, tc.want)
+		if got := TxnFragment(tc.name, tc.value); got != tc.want {
+			t.Errorf("TxnFragment(%s, %s) = %q, want %q", tc.name, tc.value, got, tc.want)
 		}
 	}
 }

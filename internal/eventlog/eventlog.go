@@ -1,0 +1,110 @@
+// Package eventlog is the proxy's log of routing events: every change of
+// where traffic goes (a node's state, the writer, a drain, a switchover,
+// a control-plane decision), kept in a bounded ring for the admin table
+// events and written as one structured log line each.
+package eventlog
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Event is one thing that changed where traffic goes: a node's state, the
+// writer, an operator's drain or switchover. Operators read them in the
+// admin table events to answer "what happened at 03:12, and why" without
+// searching logs.
+type Event struct {
+	ID     int64
+	At     time.Time
+	Kind   string // node_state, writer_change, drain, undrain, switchover, node_joined, node_left
+	Node   string
+	Detail string
+}
+
+// Event kinds.
+const (
+	NodeState    = "node_state"
+	WriterChange = "writer_change"
+	Drain        = "drain"
+	Undrain      = "undrain"
+	Switchover   = "switchover"
+	NodeJoined   = "node_joined" // registered through service discovery
+	NodeLeft     = "node_left"   // deregistered, or its agent's lease expired
+	Rejected     = "rejected"    // a control-plane value that failed validation
+	Decision     = "decision"    // the controller published a writer decision
+	Degraded     = "degraded"    // the control plane became unreachable, or reachable again
+	Controller   = "controller"  // this proxy became, or stopped being, the controller
+	Config       = "config"      // a shared configuration change was applied
+	Recovery     = "recovery"    // the controller recovering a cluster that lost every node
+	HomeSite     = "home_site"   // proxy.site = auto found the site the proxy runs in
+)
+
+// maxEvents bounds the event log: a flapping node must not grow memory.
+const maxEvents = 1000
+
+// Log is a bounded ring of the most recent events. Each event is also
+// one log line (msg=event kind=... node=... epoch=... cause=...), so an
+// incident can be rebuilt from the logs after the ring has moved on or
+// the process restarted.
+type Log struct {
+	mu   sync.Mutex
+	ring []Event
+	next int64 // ID of the next event; also the count ever added
+
+	log   *slog.Logger  // nil: events are not logged (tests)
+	epoch func() uint64 // the writer epoch when the event happened
+}
+
+// New is a log that also writes each event to log (nil: not logged),
+// with the writer epoch epoch returns at that moment.
+func New(log *slog.Logger, epoch func() uint64) *Log {
+	return &Log{log: log, epoch: epoch}
+}
+
+// warnEvents are the kinds an operator should notice in the logs.
+var warnEvents = []string{WriterChange, Rejected, Degraded, Recovery}
+
+// Add records an event.
+func (l *Log) Add(kind, node, detail string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := Event{ID: l.next + 1, At: time.Now(), Kind: kind, Node: node, Detail: detail}
+	if l.log != nil {
+		level := slog.LevelInfo
+		if slices.Contains(warnEvents, kind) {
+			level = slog.LevelWarn
+		}
+		var epoch uint64
+		if l.epoch != nil {
+			epoch = l.epoch()
+		}
+		l.log.Log(context.Background(), level, "event", "id", e.ID, "kind", kind, "node", node, "epoch", epoch, "cause", detail)
+	}
+	if len(l.ring) < maxEvents {
+		l.ring = append(l.ring, e)
+	} else {
+		l.ring[l.next%maxEvents] = e
+	}
+	l.next++
+}
+
+// Total is how many events were ever added.
+func (l *Log) Total() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.next
+}
+
+// List returns the kept events, newest first.
+func (l *Log) List() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Event, 0, len(l.ring))
+	for i := l.next - 1; i >= 0 && i >= l.next-int64(len(l.ring)); i-- {
+		out = append(out, l.ring[i%maxEvents])
+	}
+	return out
+}

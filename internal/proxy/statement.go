@@ -1,0 +1,108 @@
+package proxy
+
+import (
+	"errors"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/sqlclass"
+)
+
+// statement is one client statement as the statement loop runs it, text
+// (COM_QUERY) or prepared (COM_STMT_EXECUTE, COM_STMT_BULK_EXECUTE).
+type statement struct {
+	sql      string
+	class    sqlclass.Result
+	response mysqlproto.ResponseKind
+	// size is the client's command length, for the pool's counters.
+	size int
+	// build returns what is sent on c; causal asks for the statement in
+	// its causal form (read-your-writes, ryw.go). An error is answered
+	// to the client (a broken c as a lost backend).
+	build func(c *backend.Conn, causal bool) ([]byte, error)
+	// done, if set, notes what the statement did to the session once
+	// its answer was relayed (error answers included), before the
+	// session decides whether to keep c.
+	done   func(c *backend.Conn, res relayResult)
+	digest func() (uint64, []byte)
+}
+
+// runStatement is the statement loop, the one place that decides where a
+// statement runs, re-sends it elsewhere when that costs the client
+// nothing, and holds or releases the connection afterwards.
+func (s *session) runStatement(st *statement) error {
+	start := time.Now()
+	// Every outcome counts in the latency histogram, failures included:
+	// the slowest statements of a failover are the ones that waited for a
+	// node and got none.
+	label := routeNone
+	defer func() { s.p.hist.observeStatement(string(label), time.Since(start)) }()
+	var rejected []string
+	for attempt := 0; ; attempt++ {
+		c, rt, err := s.connFor(st.sql, st.class)
+		if err == nil && len(rejected) > 0 && contains(rejected, c.Server()) && rt != routeHeld {
+			// Still routed to the node that refused: wait for the monitor
+			// to take it out, then go where the view says.
+			s.release(c)
+			c, rt, err = s.connAvoiding(st.sql, st.class, rejected)
+		}
+		if err != nil {
+			return s.sendErr(asSQLError(err))
+		}
+		label = rt
+		causal, prefixed := false, false
+		if rt != routeHeld && s.needsCausal(c, st.class, st.sql) {
+			// Read-your-writes (ryw.go): this read waits for the
+			// session's write on c's node, in the statement itself when
+			// it can take the prefix, before it otherwise.
+			causal, prefixed = true, prefixable(st.class)
+			if !prefixed {
+				if err := causalWait(c); err != nil {
+					return s.causalFailed(c, st.class, err)
+				}
+			}
+		}
+		out, err := st.build(c, prefixed)
+		if err != nil {
+			if c.Broken() {
+				return s.backendFailed(c, err, relayResult{})
+			}
+			s.after(c, st.class, relayResult{isErr: true})
+			return s.sendErr(asSQLError(err))
+		}
+		res, err := s.forward(c, out, st.response)
+		if err == nil && causal && !res.isErr {
+			s.causalDone(c)
+		}
+		if errors.Is(err, errInfileAborted) {
+			// The client has its error and the node's connection is
+			// closed: after drops it, and ends the session if its
+			// transaction or pinned state was there.
+			s.after(c, st.class, res)
+			return nil
+		}
+		if err != nil {
+			if avoid, again := s.retryElsewhere(c, st.class, rt, attempt, res, err); again {
+				if avoid != "" {
+					rejected = append(rejected, avoid)
+				}
+				continue
+			}
+			return s.failed(c, st.class, err, res)
+		}
+		c.Pool().CountQuery(st.size, res.recv)
+		if st.done != nil {
+			st.done(c, res)
+		}
+		s.after(c, st.class, res)
+		where := string(rt)
+		if rt == routeHeld {
+			where = c.Server()
+		}
+		hash, text := st.digest()
+		end := time.Now()
+		s.p.digests.Record(hash, text, where, s.user.name, end, end.Sub(start), res.rows)
+		return nil
+	}
+}

@@ -1,0 +1,131 @@
+package proxyadmin
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/galeon-db/galeon/internal/metrics"
+	"github.com/galeon-db/galeon/internal/proxy"
+)
+
+// Collectors are a proxy's Prometheus collectors: its histograms and the
+// samples Metrics reads at each scrape.
+func Collectors(p *proxy.Proxy) []prometheus.Collector {
+	return append([]prometheus.Collector{metrics.Func(func() []metrics.Sample { return Metrics(p) })}, p.Histograms()...)
+}
+
+// Metrics returns the Prometheus view of a proxy.
+func Metrics(p *proxy.Proxy) []metrics.Sample {
+	c := counterValues(p)
+	ms := []metrics.Sample{
+		{Name: "galeon_client_connections", Help: "Client sessions connected now.", Type: metrics.Gauge, Value: float64(c["client_connections"])},
+		{Name: "galeon_client_connections_total", Help: "Client connections accepted.", Type: metrics.Counter, Value: float64(c["client_connections_total"])},
+	}
+	snap := p.View().Load()
+	w, _ := snap.Writer()
+	ms = append(ms, metrics.Sample{Name: "galeon_writer_epoch", Help: "Epoch of the current writer: it grows by one at every writer change.", Type: metrics.Gauge, Value: float64(snap.Epoch)})
+	online := map[string]bool{}
+	for _, s := range snap.Servers {
+		online[s.Name] = s.Online
+	}
+	for _, r := range p.PoolStats() {
+		l := map[string]string{"server": r.Server}
+		with := func(k, v string) map[string]string {
+			m := map[string]string{"server": r.Server, k: v}
+			return m
+		}
+		up, isWriter, drain := 0.0, 0.0, 0.0
+		if online[r.Server] {
+			up = 1
+		}
+		if p.OperatorDrained(r.Server) {
+			drain = 1
+		}
+		if r.Server == w.Name {
+			isWriter = 1
+		}
+		ms = append(ms,
+			metrics.Sample{Name: "galeon_server_online", Help: "1 if the node takes traffic.", Type: metrics.Gauge, Labels: l, Value: up},
+			metrics.Sample{Name: "galeon_server_writer", Help: "1 for the node that takes writes.", Type: metrics.Gauge, Labels: l, Value: isWriter},
+			metrics.Sample{Name: "galeon_server_drained", Help: "1 while an operator drains the node (admin_state 'drain').", Type: metrics.Gauge, Labels: l, Value: drain},
+			metrics.Sample{Name: "galeon_backend_connections", Help: "Backend connections by state.", Type: metrics.Gauge, Labels: with("state", "used"), Value: float64(r.ConnUsed)},
+			metrics.Sample{Name: "galeon_backend_connections", Help: "Backend connections by state.", Type: metrics.Gauge, Labels: with("state", "free"), Value: float64(r.ConnFree)},
+			metrics.Sample{Name: "galeon_backend_connects_total", Help: "Backend connection attempts by result.", Type: metrics.Counter, Labels: with("result", "ok"), Value: float64(r.ConnOK)},
+			metrics.Sample{Name: "galeon_backend_connects_total", Help: "Backend connection attempts by result.", Type: metrics.Counter, Labels: with("result", "error"), Value: float64(r.ConnERR)},
+			metrics.Sample{Name: "galeon_backend_queries_total", Help: "Statements sent to the node.", Type: metrics.Counter, Labels: l, Value: float64(r.Queries)},
+			metrics.Sample{Name: "galeon_backend_sent_bytes_total", Help: "Bytes of commands sent to the node.", Type: metrics.Counter, Labels: l, Value: float64(r.BytesSent)},
+			metrics.Sample{Name: "galeon_backend_received_bytes_total", Help: "Bytes of responses relayed from the node.", Type: metrics.Counter, Labels: l, Value: float64(r.BytesRecv)},
+			metrics.Sample{Name: "galeon_backend_latency_seconds", Help: "Last health-check round trip.", Type: metrics.Gauge, Labels: l, Value: float64(r.LatencyUs) / 1e6},
+		)
+	}
+	return append(ms, observeMetrics(p, c)...)
+}
+
+// counterValues are the proxy's counters by name.
+func counterValues(p *proxy.Proxy) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range p.Counters() {
+		out[c.Name] = c.Value
+	}
+	return out
+}
+
+// observeMetrics is the Prometheus view of the counters, the event log
+// and the monitor's checks.
+func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
+	counter := func(name, help string, v int64, labels map[string]string) metrics.Sample {
+		return metrics.Sample{Name: name, Help: help, Type: metrics.Counter, Labels: labels, Value: float64(v)}
+	}
+	ms := []metrics.Sample{
+		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c["read_retries"], map[string]string{"cause": "read_node_failed"}),
+		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c["wsrep_not_ready_retries"], map[string]string{"cause": "wsrep_not_ready"}),
+		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["aborted_writer_changed"], map[string]string{"cause": "writer_changed"}),
+		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["backend_lost"], map[string]string{"cause": "backend_lost"}),
+		counter("galeon_writer_changes_total", "Completed writer switches.", c["writer_changes"], nil),
+		counter("galeon_causal_reads_total", "Reads galeon made causal (wsrep_sync_wait) so that their session read its own write.", c["causal_reads"], nil),
+		counter("galeon_degraded_writer_decisions_total", "Writer changes this proxy made alone while the control plane was unreachable.", c["degraded_writer_decisions"], nil),
+	}
+	now, total, waited, rejected := p.PausedWrites()
+	ms = append(ms, counter("galeon_events_total", "Routing events recorded (see the admin table events).", p.EventsTotal(), nil),
+		metrics.Sample{Name: "galeon_paused_writes", Help: "Statements waiting for a writer now (a writer switch, or no node fit to write).", Type: metrics.Gauge, Value: float64(now)},
+		counter("galeon_paused_writes_total", "Statements that waited for a writer.", total, nil),
+		metrics.Sample{Name: "galeon_paused_writes_seconds_total", Help: "Time statements spent waiting for a writer, summed.", Type: metrics.Counter, Value: waited.Seconds()},
+		counter("galeon_paused_writes_rejected_total", "Statements refused with 9001 because proxy.max_paused_writes statements already waited.", rejected, nil))
+	gauge := func(name, help string, node string, v float64) metrics.Sample {
+		return metrics.Sample{Name: name, Help: help, Type: metrics.Gauge, Labels: map[string]string{"server": node}, Value: v}
+	}
+	for _, ch := range p.GaleraChecks() {
+		ms = append(ms,
+			gauge("galeon_monitor_check_seconds", "Round trip of the latest Galera check.", ch.Node, ch.Latency.Seconds()),
+			gauge("galeon_monitor_missed_checks", "Consecutive failed Galera checks.", ch.Node, float64(ch.Health.Missed)),
+			gauge("galeon_monitor_last_check_timestamp_seconds", "When the latest Galera check ran (Unix time).", ch.Node, float64(ch.At.UnixNano())/1e9),
+		)
+		if ch.Err != "" {
+			continue
+		}
+		for _, v := range wsrepSeries {
+			if f, err := strconv.ParseFloat(ch.Vars[v.variable], 64); err == nil {
+				ms = append(ms, metrics.Sample{Name: v.name, Help: v.help, Type: v.typ, Labels: map[string]string{"server": ch.Node}, Value: f * v.scale})
+			}
+		}
+	}
+	return ms
+}
+
+// wsrepSeries are the Galera status variables of each check exposed as
+// series, for dashboards and alerts (see deploy/).
+var wsrepSeries = []struct {
+	name, variable, help string
+	typ                  metrics.Type
+	scale                float64
+}{
+	{"galeon_wsrep_local_recv_queue", "wsrep_local_recv_queue", "Write-sets waiting to be applied on the node.", metrics.Gauge, 1},
+	{"galeon_wsrep_flow_control_paused", "wsrep_flow_control_paused", "Fraction of time replication was paused by flow control since the node's last FLUSH STATUS.", metrics.Gauge, 1},
+	{"galeon_wsrep_flow_control_paused_seconds_total", "wsrep_flow_control_paused_ns", "Time the node paused replication by flow control (rate() of it is the paused fraction).", metrics.Counter, 1e-9},
+	{"galeon_wsrep_local_cert_failures_total", "wsrep_local_cert_failures", "Transactions of the node that failed certification (conflicts with another node's writes).", metrics.Counter, 1},
+	{"galeon_wsrep_local_bf_aborts_total", "wsrep_local_bf_aborts", "Local transactions aborted by a replicated write-set (brute-force aborts).", metrics.Counter, 1},
+	{"galeon_wsrep_cluster_size", "wsrep_cluster_size", "Members of the node's cluster component.", metrics.Gauge, 1},
+	{"galeon_wsrep_last_committed", "wsrep_last_committed", "Seqno of the node's last committed write-set.", metrics.Gauge, 1},
+	{"galeon_wsrep_local_state", "wsrep_local_state", "1 Joining, 2 Donor/Desynced, 3 Joined, 4 Synced.", metrics.Gauge, 1},
+}
