@@ -18,277 +18,355 @@ import (
 	"github.com/galeon-db/galeon/internal/wsrepview"
 )
 
-const sandboxUsage = `usage: galeon sandbox ACTION [flags]
-
-actions:
-  up [--nodes N] [--base-port P] [--sst-method rsync|mariabackup]
-     [--provider-option K=V ...] [--server-option K=V ...] [--discovery etcd://H:P|none]
-                      create and start a sandbox; waits until all nodes are Synced;
-                      one galeon agent per node registers it in etcd (default: the
-                      embedded etcd of the sandbox's proxy, 127.0.0.1:base+500)
-  up --dc dc1:2,dc2:2,dc3:garbd
-                      a multi-site sandbox: each site in its own network namespace
-                      and gmcast.segment, garbd for SITE:garbd (see: galeon plan)
-  up --layout FILE    the same from a layout file (galeon plan --layout; weight lines set pc.weight)
-     [--wan] [--wan-rtt 30ms] [--one-segment]
-                      --wan: galera.WANProfile timeouts and windows; --wan-rtt: that
-                      round trip between every two sites (NFQUEUE delay in each site);
-                      --one-segment: no segments (every site in segment 0)
-  latency --rtt 30ms | --site SITE --delay 2s
-                      change the delay between sites while the cluster runs
-  partition SITE [--from SITE,...]
-                      cut SITE's links to the other sites (or to those named)
-  heal                restore every link between sites
-  status [--json]     process and Galera state of every node
-  stop                clean shutdown of every node
-  start               start a stopped sandbox (bootstraps from the most advanced node)
-  destroy             kill every node and remove the sandbox directory
-  add                 add one node (joins by state transfer)
-  remove NODE         shut NODE down cleanly and delete it
-  kill NODE           SIGKILL NODE (crash)
-  pause NODE          SIGSTOP NODE (hung server)
-  resume NODE         SIGCONT NODE
-  restart NODE        stop NODE (cleanly, resuming it if paused) and start it again
-  running NODE        exit status 0 while NODE's server runs, 1 otherwise
-  start-node NODE     start a stopped NODE so that it joins the cluster
-  stop-node NODE      stop NODE cleanly (it stays in the sandbox)
-  bootstrap-node NODE start a stopped NODE as a new Primary component (safe_to_bootstrap set)
-  position NODE       print a stopped NODE's position, UUID:SEQNO (--wsrep-recover after a crash)
-  promote NODE        pc.bootstrap=YES on a running NODE without quorum
-                      (with restart, these are the node commands an agent can be
-                      given: galeon agent --running-cmd ... --start-cmd ...)
-  env                 print shell variables for the sandbox's DSNs and credentials
-  proxy-config [--listen A] [--admin-listen A] [--http-listen A] [--site S] [--stale-reads]
-                      print a galeon proxy configuration for the sandbox; with
-                      --site, a proxy at home in that site, to run in its
-                      namespace as on an application host there:
-                      ip netns exec galeon-NAME-S galeon proxy --config F
-
-common flags: --name NAME (default galeon), --dir DIR (default /var/tmp/galeon/NAME)
-`
-
 func runSandbox(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprint(os.Stderr, sandboxUsage)
+	if len(args) == 0 {
+		printSandboxUsage(os.Stderr)
 		return errors.New("an action is required")
 	}
-	action := args[0]
-	switch action {
-	case "up", "status", "stop", "start", "destroy", "add", "env", "proxy-config", "remove", "kill", "pause", "resume", "restart",
-		"running", "start-node", "stop-node", "bootstrap-node", "position", "promote", "partition", "heal", "latency", "netdelay":
-	default:
-		fmt.Fprint(os.Stderr, sandboxUsage)
-		return fmt.Errorf("unknown action %q", action)
-	}
-	fs := flag.NewFlagSet("sandbox "+action, flag.ContinueOnError)
-	fs.Usage = func() { fmt.Fprint(os.Stderr, sandboxUsage) }
-	name := fs.String("name", sandbox.DefaultName, "sandbox name")
-	dir := fs.String("dir", "", "sandbox directory (default /var/tmp/galeon/NAME)")
-	nodes := fs.Int("nodes", sandbox.DefaultNodes, "number of nodes (up)")
-	basePort := fs.Int("base-port", sandbox.DefaultBasePort, "base port: node i listens on P+i, Galera on P+100+i, IST P+200+i, SST P+300+i (up)")
-	sst := fs.String("sst-method", "rsync", "state transfer method: rsync or mariabackup (up)")
-	asJSON := fs.Bool("json", false, "JSON output (status)")
-	listen := fs.String("listen", "127.0.0.1:6033", "proxy MySQL address (proxy-config)")
-	adminListen := fs.String("admin-listen", "127.0.0.1:6032", "proxy admin SQL address (proxy-config)")
-	httpListen := fs.String("http-listen", "127.0.0.1:6080", "proxy admin HTTP address (proxy-config)")
-	provider, server := keyValues{}, keyValues{}
-	fs.Var(provider, "provider-option", "wsrep_provider_options entry KEY=VALUE, repeatable (up)")
-	fs.Var(server, "server-option", "[mariadbd] option KEY=VALUE, repeatable (up)")
-	dc := fs.String("dc", "", "sites: dc1:2,dc2:2,dc3:garbd (up; replaces --nodes)")
-	layoutFile := fs.String("layout", "", "sites from a layout file, as galeon plan --layout reads it (up; replaces --dc)")
-	from := fs.String("from", "", "sites to cut SITE from, comma-separated (partition; default all others)")
-	wan := fs.Bool("wan", false, "apply the WAN profile to the nodes' provider options (up)")
-	wanRTT := fs.Duration("wan-rtt", 0, "round trip between every two sites (up)")
-	oneSegment := fs.Bool("one-segment", false, "every site in gmcast.segment 0, as without segments (up)")
-	rtt := fs.Duration("rtt", -1, "round trip between every two sites (latency)")
-	siteFlag := fs.String("site", "", "the site whose outgoing packets are delayed (latency); the proxy's home site, or auto (proxy-config)")
-	staleReads := fs.Bool("stale-reads", false, "let the proxy read from nodes outside the Primary component when nothing else serves (proxy-config)")
-	delay := fs.Duration("delay", -1, "one-way delay of the packets leaving --site (latency)")
-	queue := fs.Int("queue", 0, "NFQUEUE number (netdelay, run by the sandbox)")
-	conf := fs.String("conf", "", "file holding the delay (netdelay, run by the sandbox)")
-	disc := fs.String("discovery", "", "etcd where the agents register the nodes; \"none\" for no agents (up; default etcd://127.0.0.1:BASE+500)")
-	pos, err := parseInterleaved(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	if *dir == "" {
-		*dir = sandbox.DirFor(*name)
-	}
-	if action == "netdelay" {
-		// The delay process of one site, started by the sandbox inside
-		// the site's namespace; it runs until killed.
-		if *queue <= 0 || *queue > 65535 || *conf == "" {
-			return errors.New("netdelay needs --queue and --conf (it is started by the sandbox)")
-		}
-		return netdelay.Run(ctx, uint16(*queue), netdelay.FileDelay(*conf), func() {
-			_ = os.WriteFile(*conf+".ready", []byte("bound\n"), 0o644)
-		})
-	}
-	start := time.Now()
-	ctl := cliControl(start)
-	nodeArg := func() (string, error) {
-		if len(pos) != 1 {
-			return "", fmt.Errorf("%s needs exactly one NODE argument (e.g. node2)", action)
-		}
-		return pos[0], nil
-	}
-	if action == "up" {
-		if *nodes < 1 || *nodes > sandbox.MaxNodes {
-			return fmt.Errorf("--nodes %d: a sandbox has 1 to %d nodes", *nodes, sandbox.MaxNodes)
-		}
-		if *layoutFile != "" {
-			if *dc != "" {
-				return errors.New("give the sites as --dc or --layout, not both")
-			}
-			text, err := os.ReadFile(*layoutFile)
-			if err != nil {
-				return fmt.Errorf("--layout: %w", err)
-			}
-			*dc = string(text)
-		}
-		switch *disc {
-		case "":
-			*disc = sandbox.DiscoveryEndpoint(*basePort)
-		case "none":
-			*disc = ""
-		}
-		sb, err := sandbox.Up(ctx, sandbox.Options{Name: *name, Nodes: *nodes, BasePort: *basePort, Dir: *dir,
-			SSTMethod: *sst, ProviderOptions: provider, ServerOptions: server, Discovery: *disc, Sites: *dc,
-			WAN: *wan, WANRTT: *wanRTT, OneSegment: *oneSegment, Control: ctl})
-		if err != nil {
-			return err
-		}
-		fmt.Printf("\nsandbox %q is up: %d nodes Synced in one Primary component (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(start).Seconds())
-		printConnectInfo(sb)
-		return nil
-	}
-	sb, err := sandbox.Open(*dir, ctl)
-	if err != nil {
-		return err
-	}
-	var store *discovery.Store
-	if sb.Discovery != "" && (action == "add" || action == "start" || action == "restart" || action == "remove") {
-		// Joiners get their donors from the control plane: never the
-		// writer while another node can serve, IST-capable nodes first;
-		// nodes come and go through it (lifecycle.Membership).
-		if store, err = openControlStore(ctx, sb.Discovery, sb.Name); err == nil {
-			defer store.Close()
-			useControlDonors(ctx, sb, store, ctl.Progress)
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if a := findSandboxAction(strings.Join(args[1:], " ")); args[0] == "help" && a != nil {
+			printActionUsage(os.Stderr, a)
 		} else {
-			ctl.Progress("-", "control plane not reachable, Galera chooses donors and nothing is drained: "+err.Error())
+			printSandboxUsage(os.Stderr)
 		}
+		return errSilentFailure
 	}
-	switch action {
-	case "status":
-		return printSandboxStatus(ctx, sb, *asJSON)
-	case "stop":
-		return sb.Stop(ctx)
-	case "start":
-		if err := sb.Start(ctx); err != nil {
-			return err
-		}
-		fmt.Printf("sandbox %q is running: %d nodes Synced (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(start).Seconds())
+	c, err := parseSandbox(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printActionUsage(os.Stderr, c.action)
+		return errSilentFailure
+	case errors.Is(err, errUnknownSandboxAction):
+		printSandboxUsage(os.Stderr)
+		return err
+	case err != nil:
+		return err
+	}
+	c.start = time.Now()
+	c.ctl = cliControl(c.start)
+	return c.run(ctx, c)
+}
+
+// sandboxActions is every `galeon sandbox ACTION`, in the order the usage
+// lists them.
+func sandboxActions() []sandboxAction {
+	return []sandboxAction{
+		withFlags("up", "", `create and start a sandbox; waits until all nodes are Synced;
+			one galeon agent per node registers it in etcd (--discovery). With --dc or --layout,
+			a multi-site sandbox: each site in its own network namespace and gmcast.segment,
+			garbd for SITE:garbd (see: galeon plan)`, (*upFlags).define, runUp),
+		withFlags("latency", "", `change the delay between sites while the cluster runs:
+			--rtt D between every two sites, or --site SITE --delay D (one way, out of SITE)`,
+			(*latencyFlags).define, runLatency),
+		withFlags("partition", "SITE", "cut SITE's links to the other sites (or to those named by --from)",
+			func(o *partitionFlags, fs *flag.FlagSet) {
+				fs.StringVar(&o.from, "from", "", "the `SITES` to cut SITE from, comma-separated (default every other site)")
+			}, runPartition),
+		onSandbox("heal", "restore every link between sites", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox) error {
+			if err := sb.Heal(ctx); err != nil {
+				return err
+			}
+			fmt.Println("every link between sites restored")
+			return nil
+		}),
+		withFlags("status", "", "process and Galera state of every node", func(o *statusFlags, fs *flag.FlagSet) {
+			fs.BoolVar(&o.json, "json", false, "JSON output")
+		}, func(ctx context.Context, c *sandboxCall, o *statusFlags) error {
+			sb, err := c.open()
+			if err != nil {
+				return err
+			}
+			return printSandboxStatus(ctx, sb, o.json)
+		}),
+		onSandbox("stop", "clean shutdown of every node", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox) error {
+			return sb.Stop(ctx)
+		}),
+		onSandbox("start", "start a stopped sandbox (bootstraps from the most advanced node)", runStart),
+		onSandbox("destroy", "kill every node and remove the sandbox directory", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox) error {
+			if err := sb.Destroy(ctx); err != nil {
+				return err
+			}
+			fmt.Printf("sandbox %q destroyed (%s removed)\n", sb.Name, sb.Dir)
+			return nil
+		}),
+		onSandbox("add", "add one node (joins by state transfer)", func(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox) error {
+			store := c.controlDonors(ctx, sb)
+			if store != nil {
+				defer store.Close()
+			}
+			n, err := addNode(ctx, sb, store, c.ctl.Progress)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s added on %s; cluster size %d\n", n.Name, n.Addr(), len(sb.Nodes))
+			return nil
+		}),
+		onNode("remove", "shut NODE down cleanly and delete it", func(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			store := c.controlDonors(ctx, sb)
+			if store != nil {
+				defer store.Close()
+			}
+			return removeNode(ctx, sb, store, node, c.ctl.Progress)
+		}),
+		onNode("kill", "SIGKILL NODE (crash)", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			return sb.Kill(node)
+		}),
+		onNode("pause", "SIGSTOP NODE (hung server)", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			return sb.Pause(node)
+		}),
+		onNode("resume", "SIGCONT NODE", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			return sb.Resume(node)
+		}),
+		onNode("restart", "stop NODE (cleanly, resuming it if paused) and start it again", func(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			if store := c.controlDonors(ctx, sb); store != nil {
+				defer store.Close()
+			}
+			return sb.Restart(donorsFromEnv(ctx), node)
+		}),
+		onNode("running", "exit status 0 while NODE's server runs, 1 otherwise", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			if !sb.Running(node) {
+				return errSilentFailure
+			}
+			return nil
+		}),
+		onNode("start-node", "start a stopped NODE so that it joins the cluster", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			return sb.StartNode(donorsFromEnv(ctx), node)
+		}),
+		onNode("stop-node", "stop NODE cleanly (it stays in the sandbox)", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			return sb.StopNode(ctx, node)
+		}),
+		onNode("bootstrap-node", "start a stopped NODE as a new Primary component (safe_to_bootstrap set)", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			return sb.BootstrapNode(ctx, node)
+		}),
+		onNode("position", "print a stopped NODE's position, UUID:SEQNO (--wsrep-recover after a crash)", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+			g, err := sb.Position(ctx, node)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s:%d\n", g.UUID, g.Seqno)
+			return nil
+		}),
+		onNode("promote", `pc.bootstrap=YES on a running NODE without quorum (with restart,
+			running, start-node, stop-node, bootstrap-node and position, these are the node
+			commands an agent can be given: galeon agent --running-cmd ... --start-cmd ...)`,
+			func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+				return sb.PromoteNode(ctx, node)
+			}),
+		onSandbox("env", "print shell variables for the sandbox's DSNs and credentials", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox) error {
+			printEnv(sb)
+			return nil
+		}),
+		withFlags("proxy-config", "", `print a galeon proxy configuration for the sandbox; with --site,
+			a proxy at home in that site, to run in its namespace as on an application host there:
+			ip netns exec galeon-NAME-SITE galeon proxy --config F`, (*proxyConfigFlags).define, runProxyConfig),
+		netdelayAction(),
+	}
+}
+
+// controlDonors has sb's joiners get their donors from its control plane
+// when it has one: never the writer while another node can serve,
+// IST-capable nodes first; nodes come and go through it
+// (lifecycle.Membership). It returns the control plane, nil if there is
+// none or it cannot be reached; the caller closes it.
+func (c *sandboxCall) controlDonors(ctx context.Context, sb *sandbox.Sandbox) *discovery.Store {
+	if sb.Discovery == "" {
 		return nil
-	case "destroy":
-		if err := sb.Destroy(ctx); err != nil {
-			return err
-		}
-		fmt.Printf("sandbox %q destroyed (%s removed)\n", sb.Name, sb.Dir)
+	}
+	store, err := openControlStore(ctx, sb.Discovery, sb.Name)
+	if err != nil {
+		c.ctl.Progress("-", "control plane not reachable, Galera chooses donors and nothing is drained: "+err.Error())
 		return nil
-	case "add":
-		n, err := addNode(ctx, sb, store, ctl.Progress)
+	}
+	useControlDonors(ctx, sb, store, c.ctl.Progress)
+	return store
+}
+
+// upFlags are the flags of sandbox up.
+type upFlags struct {
+	nodes, basePort  int
+	sstMethod        string
+	provider, server keyValues
+	dc, layout       string
+	wan, oneSegment  bool
+	wanRTT           time.Duration
+	discovery        string
+}
+
+func (o *upFlags) define(fs *flag.FlagSet) {
+	fs.IntVar(&o.nodes, "nodes", sandbox.DefaultNodes, "number of nodes `N`")
+	fs.IntVar(&o.basePort, "base-port", sandbox.DefaultBasePort, "base port `P`: node i listens on P+i, Galera on P+100+i, IST P+200+i, SST P+300+i")
+	fs.StringVar(&o.sstMethod, "sst-method", "rsync", "state transfer method `rsync|mariabackup`")
+	o.provider, o.server = keyValues{}, keyValues{}
+	fs.Var(o.provider, "provider-option", "wsrep_provider_options entry `K=V`, repeatable")
+	fs.Var(o.server, "server-option", "[mariadbd] option `K=V`, repeatable")
+	fs.StringVar(&o.dc, "dc", "", "the `SITES` and their members, comma-separated: SITE:N data nodes, SITE:garbd, SITE:N+garbd, as dc1:2,dc2:2,dc3:garbd (instead of --nodes)")
+	fs.StringVar(&o.layout, "layout", "", "the sites from a layout `FILE`, as galeon plan --layout reads it; weight lines set pc.weight (instead of --dc)")
+	fs.BoolVar(&o.wan, "wan", false, "apply the WAN profile (galera.WANProfile timeouts and windows) to the nodes' provider options")
+	fs.DurationVar(&o.wanRTT, "wan-rtt", 0, "round trip `D` between every two sites (an NFQUEUE delay in each site)")
+	fs.BoolVar(&o.oneSegment, "one-segment", false, "every site in gmcast.segment 0, as without segments")
+	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500)")
+}
+
+func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
+	if o.nodes < 1 || o.nodes > sandbox.MaxNodes {
+		return fmt.Errorf("--nodes %d: a sandbox has 1 to %d nodes", o.nodes, sandbox.MaxNodes)
+	}
+	sites := o.dc
+	if o.layout != "" {
+		if sites != "" {
+			return errors.New("give the sites as --dc or --layout, not both")
+		}
+		text, err := os.ReadFile(o.layout)
 		if err != nil {
-			return err
+			return fmt.Errorf("--layout: %w", err)
 		}
-		fmt.Printf("%s added on %s; cluster size %d\n", n.Name, n.Addr(), len(sb.Nodes))
-		return nil
-	case "env":
-		printEnv(sb)
-		return nil
-	case "proxy-config":
-		if *siteFlag != "" && *siteFlag != topology.AutoSite {
-			if _, ok := sb.SiteOf(*siteFlag); !ok {
-				return fmt.Errorf("--site %s: sandbox %q has no such site", *siteFlag, sb.Name)
-			}
-		}
-		fmt.Print(sb.ProxyConfig(sandbox.ProxyOptions{Listen: *listen, AdminListen: *adminListen, HTTPListen: *httpListen,
-			Site: *siteFlag, StaleReads: *staleReads}))
-		return nil
-	case "latency":
-		switch {
-		case *rtt >= 0 && *siteFlag == "" && *delay < 0:
-			if err := sb.SetDelay(ctx, "", *rtt/2); err != nil {
-				return err
-			}
-			fmt.Printf("round trip between sites: %s\n", *rtt)
-		case *siteFlag != "" && *delay >= 0 && *rtt < 0:
-			if err := sb.SetDelay(ctx, *siteFlag, *delay); err != nil {
-				return err
-			}
-			fmt.Printf("packets leaving %s for other sites: %s later\n", *siteFlag, *delay)
-		default:
-			return errors.New("latency: give --rtt D (between every two sites) or --site SITE --delay D (one way, out of SITE)")
-		}
-		return nil
-	case "heal":
-		if err := sb.Heal(ctx); err != nil {
-			return err
-		}
-		fmt.Println("every link between sites restored")
-		return nil
-	case "partition":
-		if len(pos) != 1 {
-			return errors.New("partition needs exactly one SITE argument (e.g. dc2)")
-		}
-		var others []string
-		if *from != "" {
-			others = strings.Split(*from, ",")
-		}
-		if err := sb.Partition(ctx, pos[0], others...); err != nil {
-			return err
-		}
-		if len(others) == 0 {
-			others = []string{"every other site"}
-		}
-		fmt.Printf("%s cut from %s; galeon sandbox heal --name %s restores it\n", pos[0], strings.Join(others, ", "), sb.Name)
-		return nil
+		sites = string(text)
 	}
-	node, err := nodeArg()
+	disc := o.discovery
+	switch disc {
+	case "":
+		disc = sandbox.DiscoveryEndpoint(o.basePort)
+	case "none":
+		disc = ""
+	}
+	sb, err := sandbox.Up(ctx, sandbox.Options{Name: c.name, Nodes: o.nodes, BasePort: o.basePort, Dir: c.dir,
+		SSTMethod: o.sstMethod, ProviderOptions: o.provider, ServerOptions: o.server, Discovery: disc, Sites: sites,
+		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, Control: c.ctl})
 	if err != nil {
 		return err
 	}
-	switch action {
-	case "remove":
-		return removeNode(ctx, sb, store, node, ctl.Progress)
-	case "kill":
-		return sb.Kill(node)
-	case "pause":
-		return sb.Pause(node)
-	case "resume":
-		return sb.Resume(node)
-	case "running":
-		if !sb.Running(node) {
-			return errSilentFailure
-		}
-		return nil
-	case "start-node":
-		return sb.StartNode(donorsFromEnv(ctx), node)
-	case "stop-node":
-		return sb.StopNode(ctx, node)
-	case "bootstrap-node":
-		return sb.BootstrapNode(ctx, node)
-	case "position":
-		g, err := sb.Position(ctx, node)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%s:%d\n", g.UUID, g.Seqno)
-		return nil
-	case "promote":
-		return sb.PromoteNode(ctx, node)
-	default: // "restart"; actions were validated above
-		return sb.Restart(donorsFromEnv(ctx), node)
+	fmt.Printf("\nsandbox %q is up: %d nodes Synced in one Primary component (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(c.start).Seconds())
+	printConnectInfo(sb)
+	return nil
+}
+
+func runStart(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox) error {
+	if store := c.controlDonors(ctx, sb); store != nil {
+		defer store.Close()
 	}
+	if err := sb.Start(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("sandbox %q is running: %d nodes Synced (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(c.start).Seconds())
+	return nil
+}
+
+// latencyFlags are the flags of sandbox latency.
+type latencyFlags struct {
+	rtt, delay optDuration
+	site       string
+}
+
+func (o *latencyFlags) define(fs *flag.FlagSet) {
+	fs.Var(&o.rtt, "rtt", "round trip `D` between every two sites")
+	fs.StringVar(&o.site, "site", "", "the `SITE` whose outgoing packets --delay delays")
+	fs.Var(&o.delay, "delay", "one-way delay `D` of the packets leaving --site for other sites")
+}
+
+func runLatency(ctx context.Context, c *sandboxCall, o *latencyFlags) error {
+	site, d := o.site, o.delay.d
+	switch {
+	case o.rtt.set && o.site == "" && !o.delay.set:
+		site, d = "", o.rtt.d/2
+	case o.site != "" && o.delay.set && !o.rtt.set:
+	default:
+		return errors.New("latency: give --rtt D (between every two sites) or --site SITE --delay D (one way, out of SITE)")
+	}
+	sb, err := c.open()
+	if err != nil {
+		return err
+	}
+	if err := sb.SetDelay(ctx, site, d); err != nil {
+		return err
+	}
+	if site == "" {
+		fmt.Printf("round trip between sites: %s\n", o.rtt.d)
+	} else {
+		fmt.Printf("packets leaving %s for other sites: %s later\n", site, d)
+	}
+	return nil
+}
+
+// partitionFlags are the flags of sandbox partition.
+type partitionFlags struct{ from string }
+
+func runPartition(ctx context.Context, c *sandboxCall, o *partitionFlags) error {
+	sb, err := c.open()
+	if err != nil {
+		return err
+	}
+	site := c.arg()
+	var others []string
+	if o.from != "" {
+		others = strings.Split(o.from, ",")
+	}
+	if err := sb.Partition(ctx, site, others...); err != nil {
+		return err
+	}
+	if len(others) == 0 {
+		others = []string{"every other site"}
+	}
+	fmt.Printf("%s cut from %s; galeon sandbox heal --name %s restores it\n", site, strings.Join(others, ", "), sb.Name)
+	return nil
+}
+
+// statusFlags are the flags of sandbox status.
+type statusFlags struct{ json bool }
+
+// proxyConfigFlags are the flags of sandbox proxy-config.
+type proxyConfigFlags struct {
+	listen, adminListen, httpListen, site string
+	staleReads                            bool
+}
+
+func (o *proxyConfigFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:6033", "the proxy's MySQL address `HOST:PORT`")
+	fs.StringVar(&o.adminListen, "admin-listen", "127.0.0.1:6032", "the proxy's admin SQL address `HOST:PORT`")
+	fs.StringVar(&o.httpListen, "http-listen", "127.0.0.1:6080", "the proxy's admin HTTP address `HOST:PORT`")
+	fs.StringVar(&o.site, "site", "", "the proxy's home `SITE`, or auto")
+	fs.BoolVar(&o.staleReads, "stale-reads", false, "let the proxy read from nodes outside the Primary component when nothing else serves")
+}
+
+func runProxyConfig(_ context.Context, c *sandboxCall, o *proxyConfigFlags) error {
+	sb, err := c.open()
+	if err != nil {
+		return err
+	}
+	if o.site != "" && o.site != topology.AutoSite {
+		if _, ok := sb.SiteOf(o.site); !ok {
+			return fmt.Errorf("--site %s: sandbox %q has no such site", o.site, sb.Name)
+		}
+	}
+	fmt.Print(sb.ProxyConfig(sandbox.ProxyOptions{Listen: o.listen, AdminListen: o.adminListen, HTTPListen: o.httpListen,
+		Site: o.site, StaleReads: o.staleReads}))
+	return nil
+}
+
+// netdelayFlags are the flags of sandbox netdelay.
+type netdelayFlags struct {
+	queue int
+	conf  string
+}
+
+// netdelayAction is the delay process of one site, started by the
+// sandbox inside the site's namespace (Sandbox.SetDelay); it runs until
+// killed.
+func netdelayAction() sandboxAction {
+	a := withFlags("netdelay", "", "delay the packets of one site's NFQUEUE (started by the sandbox)",
+		func(o *netdelayFlags, fs *flag.FlagSet) {
+			fs.IntVar(&o.queue, "queue", 0, "NFQUEUE number `N`")
+			fs.StringVar(&o.conf, "conf", "", "`FILE` holding the delay")
+		}, func(ctx context.Context, _ *sandboxCall, o *netdelayFlags) error {
+			if o.queue <= 0 || o.queue > 65535 || o.conf == "" {
+				return errors.New("netdelay needs --queue and --conf (it is started by the sandbox)")
+			}
+			return netdelay.Run(ctx, uint16(o.queue), netdelay.FileDelay(o.conf), func() {
+				_ = os.WriteFile(o.conf+".ready", []byte("bound\n"), 0o644)
+			})
+		})
+	a.internal = true
+	return a
 }
 
 // donorsFromEnv adds to ctx the donors an agent passed in

@@ -93,7 +93,6 @@ type Pool struct {
 	queries                  atomic.Int64
 	bytesSent, bytesRecv     atomic.Int64
 	latencyUs                atomic.Int64
-	lastErr                  atomic.Pointer[string]
 	greeting                 atomic.Pointer[mysqlproto.Handshake]
 	retired                  atomic.Bool
 }
@@ -273,8 +272,6 @@ func (p *Pool) connect(ctx context.Context, prof Profile) (*Conn, error) {
 	c, err := dial(ctx, p.server.Addr, cfg, p.opts.ConnectTimeout)
 	if err != nil {
 		p.connErr.Add(1)
-		msg := err.Error()
-		p.lastErr.Store(&msg)
 		return nil, fmt.Errorf("%s (%s): %w", p.server.Name, p.server.Addr, err)
 	}
 	p.latencyUs.Store(time.Since(start).Microseconds())
@@ -319,14 +316,6 @@ func (p *Pool) Retire() {
 // galeon presents the same to its clients, because drivers choose
 // behaviour from them.
 func (p *Pool) Greeting() *mysqlproto.Handshake { return p.greeting.Load() }
-
-// LastError is the last connect error seen for this node, or "".
-func (p *Pool) LastError() string {
-	if s := p.lastErr.Load(); s != nil {
-		return *s
-	}
-	return ""
-}
 
 // Put returns a connection to the pool. Broken or dirty connections are
 // reset or closed; the caller must not use c afterwards. The result is

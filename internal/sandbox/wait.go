@@ -370,7 +370,7 @@ func (sb *Sandbox) DSN(node, user, password string) (string, error) {
 	return cfg.FormatDSN(), nil
 }
 
-// AdminDSN, AppDSN and MonitorDSN are DSNs for the sandbox's accounts.
+// AdminDSN is the DSN of the admin account on node.
 func (sb *Sandbox) AdminDSN(node string) (string, error) {
 	return sb.DSN(node, sb.Credentials.AdminUser, sb.Credentials.AdminPassword)
 }
@@ -378,11 +378,6 @@ func (sb *Sandbox) AdminDSN(node string) (string, error) {
 // AppDSN is the DSN of the application account on node.
 func (sb *Sandbox) AppDSN(node string) (string, error) {
 	return sb.DSN(node, sb.Credentials.AppUser, sb.Credentials.AppPassword)
-}
-
-// MonitorDSN is the DSN of the least-privilege monitor account on node.
-func (sb *Sandbox) MonitorDSN(node string) (string, error) {
-	return sb.DSN(node, sb.Credentials.MonitorUser, sb.Credentials.MonitorPassword)
 }
 
 // DB returns a shared admin connection pool for node.
