@@ -46,6 +46,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOBIN_DIR)/staticcheck ./...
+	sh scripts/check-doc-links.sh
 
 unit:
 	@set -o pipefail; $(GO) test -json -count=1 -timeout 10m $$($(GO) list ./... | grep -v /test/) 2>&1 | $(GO) run ./scripts/testreport -brief -log /tmp/galeon-unit.log

@@ -148,7 +148,7 @@ type Galera struct {
 	StaleReads bool `toml:"stale_reads"`
 	// ReadYourWrites: "on" (default) makes a session that wrote read its
 	// own writes on any node: after each write, its first read on each
-	// other node is a causal read (wsrep_sync_wait = 1 for that
+	// other node is a causal read (wsrep_sync_wait = 9 for that
 	// statement). "off" reads wherever the router says, as Galera does
 	// without causal reads.
 	ReadYourWrites string `toml:"read_your_writes"`
@@ -330,7 +330,7 @@ func Parse(text, name string) (*Config, error) {
 	}
 	var problems []string
 	for _, k := range md.Undecoded() {
-		problems = append(problems, fmt.Sprintf("%s: unknown key (check the spelling; see the README for the keys galeon knows)", k))
+		problems = append(problems, fmt.Sprintf("%s: unknown key (check the spelling; docs/configuration.md lists the keys galeon knows)", k))
 	}
 	problems = append(problems, cfg.Validate()...)
 	if len(problems) > 0 {

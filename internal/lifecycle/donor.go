@@ -1,6 +1,17 @@
-// Package lifecycle makes the decisions around a cluster's membership from
-// what the control plane knows: which donors a joining node is offered
-// (galera.ChooseDonors over the agents' facts and the published writer).
+// Package lifecycle carries out the cluster operations that change its
+// membership, from what the control plane knows, through the nodes'
+// agents:
+//
+//   - donors: which donors a joining node is offered (galera.ChooseDonors
+//     over the agents' facts and the published writer);
+//   - membership: adding and removing a node (Membership);
+//   - rolling restarts, one node at a time, drained first (Rolling);
+//   - stopping and starting the whole cluster, and recovery after a full
+//     outage: PlanRecovery (pure, table-tested) picks the node to
+//     bootstrap from the agents' positions; ForceRecovery, WaitRecovered
+//     and StartCluster carry it out;
+//   - ThroughAgents: a node command (start, stop, restart) sent to a
+//     node's agent through the control plane.
 package lifecycle
 
 import (

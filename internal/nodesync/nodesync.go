@@ -1,8 +1,13 @@
-// Package nodesync keeps a proxy's discovered nodes in step with the
-// control-plane store: every node an agent registers is handed to the
-// proxy (which monitors it before routing to it), every node that leaves
-// is taken away. It is the only place where the proxy meets etcd, so the
-// proxy itself depends on its routing view alone.
+// Package nodesync is a proxy's link to the control plane (Run): it keeps
+// the proxy's discovered nodes in step with the agents' registrations
+// (every node an agent registers is handed to the proxy, which monitors
+// it before routing to it; every node that leaves is taken away), hands
+// it the controller's published writer decisions and the cluster's shared
+// configuration, publishes the proxy's own record (writer, epoch, applied
+// epoch), probes etcd (two failed reads make the proxy decide alone:
+// degraded), lists the cluster's other proxies for the admin table
+// proxies, and runs the controller election. It is the only place where
+// the proxy meets etcd: the proxy imports neither etcd nor this package.
 package nodesync
 
 import (

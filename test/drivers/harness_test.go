@@ -135,8 +135,7 @@ func (h *harness) createUser2(t *testing.T) {
 // and node3, both accounts, 128 MiB packets, TLS with the nodes' certificate.
 func (h *harness) startProxy(t *testing.T) {
 	t.Helper()
-	cfg := config.Defaults()
-	cfg.Proxy.Listen = "127.0.0.1:0"
+	cfg := proxytest.Config(h.sb)
 	cfg.Proxy.MaxPacketSize = 128 << 20
 	_, cert, key := h.sb.TLSFiles()
 	cfg.Proxy.TLSCert, cfg.Proxy.TLSKey = cert, key
@@ -144,14 +143,7 @@ func (h *harness) startProxy(t *testing.T) {
 	cfg.Pool.HealthInterval = config.Duration(200 * time.Millisecond)
 	c := h.sb.Credentials
 	cfg.Users = []config.User{{Name: c.AppUser, Password: c.AppPassword}, {Name: h.user2, Password: h.pw2}}
-	for _, n := range h.sb.Nodes {
-		s := config.Server{Name: n.Name, Address: n.Addr(), ReaderWeight: 100}
-		if n.Name == "node1" {
-			s.WriterWeight, s.ReaderWeight = 100, 0
-		}
-		cfg.Servers = append(cfg.Servers, s)
-	}
-	_, h.proxyAddr = proxytest.Start(t, &cfg, nil)
+	_, h.proxyAddr = proxytest.Start(t, cfg, nil)
 }
 
 // ---- the programs ----------------------------------------------------

@@ -130,8 +130,7 @@ func TestMainSuite(t *testing.T) {
 // password, logging into the nodes as root) pinned to the writer in the
 // writer-pinned mode.
 func proxyConfig(sb *sandbox.Sandbox, mode string) *config.Config {
-	cfg := config.Defaults()
-	cfg.Proxy.Listen = "127.0.0.1:0"
+	cfg := proxytest.Config(sb)
 	c := sb.Credentials
 	cfg.Galera.MonitorUser, cfg.Galera.MonitorPassword = c.MonitorUser, c.MonitorPassword
 	u := config.User{Name: "root"}
@@ -139,14 +138,7 @@ func proxyConfig(sb *sandbox.Sandbox, mode string) *config.Config {
 		u.DefaultHostgroup = config.HostgroupWriter
 	}
 	cfg.Users = []config.User{u}
-	for _, n := range sb.Nodes {
-		s := config.Server{Name: n.Name, Address: n.Addr(), ReaderWeight: 100}
-		if n.Name == "node1" {
-			s.WriterWeight, s.ReaderWeight = 100, 0
-		}
-		cfg.Servers = append(cfg.Servers, s)
-	}
-	return &cfg
+	return cfg
 }
 
 // waitRouting waits until the proxy's monitor has node1 as the writer and

@@ -16,6 +16,7 @@ import (
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/mysqlproto/prototest"
+	"github.com/galeon-db/galeon/internal/testkit"
 )
 
 // testErrors checks every failure a client can meet: each gives a clear
@@ -108,7 +109,7 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 		}()
 		// Wait until the statement runs on the node, then kill its thread.
 		var backendID string
-		waitFor(t, 5*time.Second, func() bool {
+		testkit.WaitFor(t, 5*time.Second, "the victim statement on its node", func() bool {
 			_ = admin.QueryRow("SELECT id FROM information_schema.processlist WHERE info LIKE 'DO SLEEP(10) /* victim */%'").Scan(&backendID)
 			return backendID != ""
 		})
@@ -236,15 +237,4 @@ func readErrThenClose(t *testing.T, nc net.Conn, br *bufio.Reader) (mysqlproto.E
 	}
 	_, err := br.ReadByte()
 	return code, err != nil
-}
-
-func waitFor(t *testing.T, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/testkit"
 )
 
 // testSessionFidelity checks that a session through galeon is the session
@@ -256,7 +257,7 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 		}()
 		other := pinConn(t, pt.db(t, nil))
 		var info, node, command string
-		waitFor(t, 10*time.Second, func() bool {
+		testkit.WaitFor(t, 10*time.Second, "the statement in the processlist", func() bool {
 			info, node, command = processEntry(t, other, id)
 			return strings.Contains(info, "SLEEP(30)")
 		})
@@ -393,7 +394,7 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 		mustExec(t, admin, "INSERT INTO app.local_direct VALUES (1)")
 		c := pinConn(t, pt.db(t, nil))
 		start := time.Now()
-		waitFor(t, 15*time.Second, func() bool { return str(t, c, "SELECT COUNT(*) FROM app.local_direct") == "1" })
+		testkit.WaitFor(t, 15*time.Second, "the local table on the writer", func() bool { return str(t, c, "SELECT COUNT(*) FROM app.local_direct") == "1" })
 		t.Logf("a MyISAM table made directly on the writer was routed there after %s", time.Since(start).Round(time.Millisecond))
 		for i := 0; i < 10; i++ {
 			if got := str(t, c, "SELECT COUNT(*) FROM app.local_direct"); got != "1" {
@@ -437,7 +438,7 @@ func testSessionFidelity(t *testing.T, pt, gp *proxyUnderTest, sb *sandbox.Sandb
 		// b's answer reaches the client a moment before its session
 		// records that it is idle again.
 		var seen map[string][]string
-		waitFor(t, 5*time.Second, func() bool {
+		testkit.WaitFor(t, 5*time.Second, "the session idle in the processlist", func() bool {
 			seen = list()
 			return seen[idB] != nil && seen[idB][4] == "Sleep"
 		})

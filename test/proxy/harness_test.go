@@ -33,20 +33,12 @@ const adminPassword = "test-admin-pw"
 
 // baseConfig routes writes to node1 and reads to node2 and node3.
 func baseConfig(sb *sandbox.Sandbox) *config.Config {
-	cfg := config.Defaults()
-	cfg.Proxy.Listen = "127.0.0.1:0"
+	cfg := proxytest.Config(sb)
 	cfg.Proxy.NoBackendWait = config.Duration(2 * time.Second)
 	cfg.Pool.HealthInterval = config.Duration(200 * time.Millisecond)
 	c := sb.Credentials
 	cfg.Users = []config.User{{Name: c.AppUser, Password: c.AppPassword}}
-	for _, n := range sb.Nodes {
-		s := config.Server{Name: n.Name, Address: n.Addr(), ReaderWeight: 100}
-		if n.Name == "node1" {
-			s.WriterWeight, s.ReaderWeight = 100, 0
-		}
-		cfg.Servers = append(cfg.Servers, s)
-	}
-	return &cfg
+	return cfg
 }
 
 // startProxy runs a proxy in this process until the test ends.

@@ -14,6 +14,7 @@ import (
 	"github.com/galeon-db/galeon/internal/assemble"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
 // Start validates cfg, starts a proxy with it and returns the proxy and
@@ -62,4 +63,20 @@ func Halt(t testing.TB, a *assemble.Proxy) {
 	case <-time.After(10 * time.Second):
 		t.Errorf("proxy did not stop within 10s")
 	}
+}
+
+// Config is the default configuration in front of a sandbox, listening
+// on a free loopback port: node1 takes the writes, the other nodes the
+// reads. Callers add users, accounts and whatever their test needs.
+func Config(sb *sandbox.Sandbox) *config.Config {
+	cfg := config.Defaults()
+	cfg.Proxy.Listen = "127.0.0.1:0"
+	for _, n := range sb.Nodes {
+		s := config.Server{Name: n.Name, Address: n.Addr(), ReaderWeight: 100}
+		if n.Name == "node1" {
+			s.WriterWeight, s.ReaderWeight = 100, 0
+		}
+		cfg.Servers = append(cfg.Servers, s)
+	}
+	return &cfg
 }
