@@ -47,6 +47,13 @@ type Options struct {
 	// (otherwise discovery.secret_key_file is loaded or created).
 	Store *discovery.Store
 	Key   *sharedconfig.Key
+	// CloseStore hands Store to the proxy: Stop and Halt close it (as
+	// they close a store they opened themselves).
+	CloseStore bool
+	// DataPlaneOnly leaves the control plane out even when Config names
+	// one: the caller links the proxy to it (tests of one control-plane
+	// piece, such as nodesync.Follow alone).
+	DataPlaneOnly bool
 	// Name is the proxy's name in the control plane (default: from the
 	// configuration, see config.Discovery.Name).
 	Name string
@@ -99,8 +106,8 @@ func Start(ctx context.Context, o Options) (_ *Proxy, err error) {
 	// proxy: a proxy whose file has little more than the discovery
 	// endpoint takes its users and rules from there.
 	var shared *sharedconfig.Sync
-	a.Store = o.Store
-	if a.Store == nil && cfg.Discovery.Enabled() {
+	a.Store, a.ownsStore = o.Store, o.Store != nil && o.CloseStore
+	if a.Store == nil && cfg.Discovery.Enabled() && !o.DataPlaneOnly {
 		if a.Store, err = discovery.Open(ctx, discovery.FromSettings(cfg.Discovery), log); err != nil {
 			return nil, err
 		}
@@ -222,17 +229,19 @@ func (a *Proxy) Stop() {
 }
 
 // Halt ends the proxy as a crash would, as seen by its clients: they are
-// cut off first, then the control-plane link ends. (Tests that kill a
-// proxy sever its etcd link before, so that it cannot resign.)
+// cut off first, then the control-plane link ends, its store closed
+// first (a link that cannot reach etcd does not wait out its timeouts).
+// Tests that kill a proxy sever its etcd link before, so that it cannot
+// resign.
 func (a *Proxy) Halt() {
 	a.once.Do(func() {
 		a.stopData()
 		a.dataDone.Wait()
 		a.stopLink()
-		<-a.linkDone
 		if a.ownsStore {
 			a.Store.Close()
 		}
+		<-a.linkDone
 	})
 }
 

@@ -122,3 +122,35 @@ func TestFenceWritersClosesOnlyWriterConnections(t *testing.T) {
 		t.Errorf("after release: writers in use %d, free %d", p.WriterInUse(), p.Stats().ConnFree)
 	}
 }
+
+// WaitWritersDone wakes when the last writer-role connection comes back,
+// and gives up when its context ends.
+func TestWaitWritersDone(t *testing.T) {
+	p, _ := testPool(t, 4)
+	w1, _ := p.Get(context.Background(), prof)
+	w2, _ := p.Get(context.Background(), prof)
+	p.MarkWriter(w1, 3)
+	p.MarkWriter(w2, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	if p.WaitWritersDone(ctx) {
+		t.Fatal("WaitWritersDone reported done with two writers in use")
+	}
+	cancel()
+	done := make(chan bool)
+	go func() { done <- p.WaitWritersDone(context.Background()) }()
+	p.Put(w1, prof)
+	select {
+	case <-done:
+		t.Fatal("woke with one writer still in use")
+	case <-time.After(20 * time.Millisecond):
+	}
+	p.Put(w2, prof)
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatal("WaitWritersDone = false after the last writer came back")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("WaitWritersDone did not wake when the last writer came back")
+	}
+}

@@ -43,11 +43,17 @@ func (p *Proxy) decide(in follow.Input) {
 	in.Nodes, in.Settings = p.candidates(p.view.Load().Servers)
 	in.Current, in.Switching = p.view.Current()
 	s, out := follow.Step(d.state, in)
+	stateChanged := s != d.state
 	d.state = s
 	ch, changed := p.view.SetWriter(out.Writer, out.Epoch)
 	p.armRecheck(out.Recheck)
 	degraded := s.Degraded
 	d.mu.Unlock()
+	if stateChanged {
+		// The proxy's record (applied and seen epochs, degraded) must
+		// follow at once: the controller waits on it to end a fence.
+		p.view.Notify()
+	}
 	for _, n := range out.Notes {
 		p.events.Add(n.Kind, n.Node, n.Detail)
 	}
@@ -92,9 +98,13 @@ func (p *Proxy) commitSwitch(old, note string) {
 	in.Kind = follow.Committed
 	in.Current, in.Switching = p.view.Current()
 	s, _ = follow.Step(s, in)
+	stateChanged := s != d.state
 	d.state = s
 	degraded := s.Degraded
 	d.mu.Unlock()
+	if stateChanged {
+		p.view.Notify()
+	}
 	if changed {
 		p.writerChanged(ch, note, out.Reason, degraded)
 	}

@@ -154,6 +154,24 @@ type Change struct {
 	Epoch    uint64
 }
 
+// Notify signals every subscriber without publishing a new snapshot: the
+// proxy's decision state changed (an applied or seen epoch) and what
+// watches it must look again.
+func (v *View) Notify() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.notify()
+}
+
+func (v *View) notify() {
+	for _, ch := range v.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // Subscribe returns a channel that signals (coalesced) each publication
 // of a new snapshot, for watchers that act on the whole view: the
 // controller re-decides, a proxy republishes its record.
@@ -319,12 +337,7 @@ func (v *View) publish() {
 	if prev := v.cur.Swap(s); prev != nil {
 		close(prev.changed)
 	}
-	for _, ch := range v.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	v.notify()
 }
 
 // SetHomeSite makes reads prefer nodes of site (the proxy's own data

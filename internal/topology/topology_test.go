@@ -224,8 +224,20 @@ func TestSetWriterAdoptsEpochsAndCancelsSwitches(t *testing.T) {
 	if ch, ok := v.CommitWriter("a", "b", 8); !ok || ch.New != "b" || ch.Epoch != 8 {
 		t.Fatalf("commit: %+v %v, want b at epoch 8", ch, ok)
 	}
+	// A snapshot says when it is replaced: waiting sessions wake on it.
+	snap := v.Load()
+	select {
+	case <-snap.Changed():
+		t.Fatal("Changed closed before any change")
+	default:
+	}
 	// A failed writer takes no writes even before a decision moves them.
 	v.SetHealth("b", false, "unreachable")
+	select {
+	case <-snap.Changed():
+	default:
+		t.Fatal("Changed not closed after the view changed")
+	}
 	if _, ok := v.Load().Writer(); ok {
 		t.Fatal("an OFFLINE writer took writes")
 	}

@@ -92,7 +92,7 @@ func startProxyVia(t *testing.T, sb *sandbox.Sandbox, connect func() (*discovery
 	cfg.Galera.DrainGrace = config.Duration(3 * time.Second)
 	own, sever := connect()
 	cfg.Discovery.Endpoints = "etcd://" + strings.TrimPrefix(own.Endpoints[0], "http://")
-	a := proxytest.StartWith(t, assemble.Options{Config: &cfg, Log: testLog(name), Store: own, Key: &testKey, Name: name})
+	a := proxytest.StartWith(t, assemble.Options{Config: &cfg, Log: testLog(name), Store: own, CloseStore: true, Key: &testKey, Name: name})
 	m := &member{name: name, p: a.Proxy, addr: a.Addr, db: appDB(t, sb, a.Addr), store: own}
 	var once sync.Once
 	// kill ends the proxy as kill -9 would: its link to etcd is severed
@@ -103,15 +103,11 @@ func startProxyVia(t *testing.T, sb *sandbox.Sandbox, connect func() (*discovery
 			testLog(name).Info("killing: link to etcd severed")
 			sever()
 			proxytest.Halt(t, a)
-			own.Close()
 		})
 	}
 	// stop ends it cleanly (resigns, removes its record).
 	m.stop = func() {
-		once.Do(func() {
-			a.Stop()
-			own.Close()
-		})
+		once.Do(a.Stop)
 	}
 	t.Cleanup(m.kill)
 	return m

@@ -88,6 +88,64 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 		}
 	})
 
+	t.Run("writes waiting for a writer: woken by the view, bounded by max_paused_writes, counted", func(t *testing.T) {
+		// No node may take writes (writer_weight 0 everywhere): writes
+		// pause until a writer appears or no_backend_timeout ends.
+		nw := startProxy(t, pt.sb, func(c *config.Config) {
+			c.Proxy.NoBackendWait = config.Duration(3 * time.Second)
+			c.Proxy.MaxPausedWrites = 2
+			for i := range c.Servers {
+				c.Servers[i].WriterWeight = 0
+			}
+		})
+		adm := nw.adminDB(t)
+		stat := func(name string) int64 {
+			var v int64
+			if err := adm.QueryRow("SELECT variable_value FROM stats_galeon WHERE variable_name = ?", name).Scan(&v); err != nil {
+				t.Fatalf("stats_galeon %s: %v", name, err)
+			}
+			return v
+		}
+		wdb := nw.db(t, nil)
+		wdb.SetMaxOpenConns(10)
+		errs := make(chan error, 2)
+		began := time.Now()
+		for i := 0; i < 2; i++ {
+			go func() {
+				_, err := wdb.Exec("INSERT INTO app.w (v) VALUES (2)")
+				errs <- err
+			}()
+		}
+		testkit.WaitFor(t, 2*time.Second, "two writes waiting for a writer", func() bool { return stat("paused_writes") == 2 })
+		start := time.Now()
+		_, err := wdb.Exec("INSERT INTO app.w (v) VALUES (3)")
+		if code := mysqlErr(err); code != 9001 || !strings.Contains(err.Error(), "proxy.max_paused_writes") {
+			t.Errorf("a third waiting write: %v, want 9001 naming proxy.max_paused_writes", err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("the write past the limit took %s; it must be refused at once", took)
+		}
+		// A writer appears: the waiting writes go on as soon as the view
+		// says so, not after the timeout.
+		if _, err := adm.Exec("UPDATE servers SET writer_weight = 100 WHERE name = 'node1'"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if err := <-errs; err != nil {
+				t.Errorf("a paused write failed once node1 could take writes: %v", err)
+			}
+		}
+		if waited := time.Since(began); waited > 2500*time.Millisecond {
+			t.Errorf("paused writes finished %s after they began; the writer came back well before no_backend_timeout (3s)", waited)
+		}
+		if now, total, rejected := stat("paused_writes"), stat("paused_writes_total"), stat("paused_writes_rejected"); now != 0 || total != 2 || rejected != 1 {
+			t.Errorf("paused_writes %d, total %d, rejected %d; want 0, 2, 1", now, total, rejected)
+		}
+		if ms := stat("paused_writes_ms_total"); ms <= 0 {
+			t.Errorf("paused_writes_ms_total = %d, want the time the two writes waited", ms)
+		}
+	})
+
 	t.Run("backend dies mid-transaction: error to that client, session recovers", func(t *testing.T) {
 		victim := pinConn(t, pt.db(t, nil))
 		tx, err := victim.BeginTx(context.Background(), nil)

@@ -18,7 +18,8 @@ import (
 )
 
 // Start validates cfg, starts a proxy with it and returns the proxy and
-// its client address. log nil discards the proxy's log.
+// its client address: the data plane alone, even when cfg names a control
+// plane (the test links it). log nil discards the proxy's log.
 func Start(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, string) {
 	t.Helper()
 	p, addr, _ := StartStoppable(t, cfg, log)
@@ -29,7 +30,7 @@ func Start(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, st
 // before the test ends (as if its process died: clients are cut off).
 func StartStoppable(t testing.TB, cfg *config.Config, log *slog.Logger) (*proxy.Proxy, string, func()) {
 	t.Helper()
-	a := StartWith(t, assemble.Options{Config: cfg, Log: log})
+	a := StartWith(t, assemble.Options{Config: cfg, Log: log, DataPlaneOnly: true})
 	return a.Proxy, a.Addr, func() { Halt(t, a) }
 }
 
