@@ -264,36 +264,30 @@ func (s *session) comQuery(pkt []byte) error {
 			setAs, setParsed = as, true
 		}
 	}
-	return s.runStatement(&statement{
-		sql: q, class: r, response: mysqlproto.ResponseQuery, size: len(pkt),
-		build: func(_ *backend.Conn, causal bool) ([]byte, error) {
-			if causal {
-				return mysqlproto.AppendComQuery(nil, causalPrefix+q, s.caps), nil
-			}
-			return pkt, nil
-		},
-		done: func(c *backend.Conn, res relayResult) {
-			if res.isErr {
-				return
-			}
-			switch {
-			case r.Kind == sqlclass.Use:
-				if db := strings.Clone(useTarget(q)); db != "" {
-					s.setSchema(db)
-					c.Schema = db
-				}
-			case r.Kind == sqlclass.Set && setParsed:
-				if why := s.recordSet(setAs, c); why != "" {
-					s.hold.pin(c, why)
-				}
-			case r.Kind == sqlclass.Set:
-				s.hold.pin(c, "SET that galeon cannot replay")
-			case r.Kind == sqlclass.DDL && !c.Broken():
-				s.afterDDL(c)
-			}
-		},
-		digest: func() (uint64, []byte) { return s.digest(q) },
-	})
+	st := statement{kind: textStatement, sql: q, class: r, pkt: pkt, setAs: setAs, setParsed: setParsed}
+	return s.runStatement(&st)
+}
+
+// afterText notes what a text statement that succeeded on c did to the
+// session: its schema, its variables, the non-replicated tables a DDL
+// may have changed.
+func (s *session) afterText(st *statement, c *backend.Conn) {
+	r := st.class
+	switch {
+	case r.Kind == sqlclass.Use:
+		if db := strings.Clone(useTarget(st.sql)); db != "" {
+			s.setSchema(db)
+			c.Schema = db
+		}
+	case r.Kind == sqlclass.Set && st.setParsed:
+		if why := s.recordSet(st.setAs, c); why != "" {
+			s.hold.pin(c, why)
+		}
+	case r.Kind == sqlclass.Set:
+		s.hold.pin(c, "SET that galeon cannot replay")
+	case r.Kind == sqlclass.DDL && !c.Broken():
+		s.afterDDL(c)
+	}
 }
 
 // retryElsewhere decides whether a statement that failed on c before any

@@ -9,23 +9,63 @@ import (
 	"github.com/galeon-db/galeon/internal/sqlclass"
 )
 
-// statement is one client statement as the statement loop runs it, text
-// (COM_QUERY) or prepared (COM_STMT_EXECUTE, COM_STMT_BULK_EXECUTE).
+// statementKind says how a statement came: COM_QUERY, COM_STMT_EXECUTE
+// or COM_STMT_BULK_EXECUTE.
+type statementKind uint8
+
+const (
+	textStatement statementKind = iota
+	executeStatement
+	bulkStatement
+)
+
+// statement is one client statement as the statement loop runs it. It
+// lives on the caller's stack: the hot path allocates nothing for it.
 type statement struct {
-	sql      string
-	class    sqlclass.Result
-	response mysqlproto.ResponseKind
-	// size is the client's command length, for the pool's counters.
-	size int
-	// build returns what is sent on c; causal asks for the statement in
-	// its causal form (read-your-writes, ryw.go). An error is answered
-	// to the client (a broken c as a lost backend).
-	build func(c *backend.Conn, causal bool) ([]byte, error)
-	// done, if set, notes what the statement did to the session once
-	// its answer was relayed (error answers included), before the
-	// session decides whether to keep c.
-	done   func(c *backend.Conn, res relayResult)
-	digest func() (uint64, []byte)
+	kind  statementKind
+	sql   string
+	class sqlclass.Result
+	// pkt is the client's command.
+	pkt []byte
+	// A text SET's assignments, when they parsed.
+	setAs     []sqlclass.Assignment
+	setParsed bool
+	// The prepared statement executed, and whether the execution opens
+	// a cursor.
+	cs     *clientStmt
+	cursor bool
+}
+
+// build returns what is sent on c; causal asks for the statement in its
+// causal form (read-your-writes, ryw.go).
+func (s *session) build(st *statement, c *backend.Conn, causal bool) ([]byte, error) {
+	if st.kind != textStatement {
+		return s.buildPrepared(st, c, causal)
+	}
+	if causal {
+		return mysqlproto.AppendComQuery(nil, causalPrefix+st.sql, s.caps), nil
+	}
+	return st.pkt, nil
+}
+
+// done notes what the statement did to the session once its answer was
+// relayed (error answers included), before the session decides whether
+// to keep c.
+func (s *session) done(st *statement, c *backend.Conn, res relayResult) {
+	switch {
+	case st.kind == textStatement && !res.isErr:
+		s.afterText(st, c)
+	case st.kind == executeStatement:
+		s.afterExecute(st, c, res)
+	}
+}
+
+// digestOf is the statement's digest for stats_query_digest.
+func (s *session) digestOf(st *statement) (uint64, []byte) {
+	if st.kind == textStatement {
+		return s.digest(st.sql)
+	}
+	return st.cs.digest, st.cs.digestText
 }
 
 // runStatement is the statement loop, the one place that decides where a
@@ -63,7 +103,7 @@ func (s *session) runStatement(st *statement) error {
 				}
 			}
 		}
-		out, err := st.build(c, prefixed)
+		out, err := s.build(st, c, prefixed)
 		if err != nil {
 			if c.Broken() {
 				return s.backendFailed(c, err, relayResult{})
@@ -71,7 +111,11 @@ func (s *session) runStatement(st *statement) error {
 			s.after(c, st.class, relayResult{isErr: true})
 			return s.sendErr(asSQLError(err))
 		}
-		res, err := s.forward(c, out, st.response)
+		response := mysqlproto.ResponseQuery
+		if st.kind != textStatement {
+			response = mysqlproto.ResponseExecute
+		}
+		res, err := s.forward(c, out, response)
 		if err == nil && causal && !res.isErr {
 			s.causalDone(c)
 		}
@@ -91,16 +135,14 @@ func (s *session) runStatement(st *statement) error {
 			}
 			return s.failed(c, st.class, err, res)
 		}
-		c.Pool().CountQuery(st.size, res.recv)
-		if st.done != nil {
-			st.done(c, res)
-		}
+		c.Pool().CountQuery(len(st.pkt), res.recv)
+		s.done(st, c, res)
 		s.after(c, st.class, res)
 		where := string(rt)
 		if rt == routeHeld {
 			where = c.Server()
 		}
-		hash, text := st.digest()
+		hash, text := s.digestOf(st)
 		end := time.Now()
 		s.p.digests.Record(hash, text, where, s.user.name, end, end.Sub(start), res.rows)
 		return nil

@@ -207,55 +207,59 @@ func (s *session) comStmtExecute(pkt []byte) error {
 	if err != nil {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_STMT_EXECUTE: %v", err))
 	}
-	return s.runPrepared(pkt, cs, s.rewriteExecute, func(c *backend.Conn, res relayResult) {
-		if ex.OpensCursor() && !res.isErr {
-			s.hold.pin(c, "cursor")
-		}
-		if cs.class.Kind == sqlclass.Set && !res.isErr {
-			// A SET sent as a prepared statement changes the session like
-			// a plain one; a parameter's value, like any expression's, is
-			// read back from the connection.
-			if as, err := sqlclass.ParseSet(cs.sql); err == nil {
-				if why := s.recordSet(as, c); why != "" {
-					s.hold.pin(c, why)
-				}
-			} else {
-				s.hold.pin(c, "SET that galeon cannot replay, sent as a prepared statement")
+	st := statement{kind: executeStatement, sql: cs.sql, class: cs.class, pkt: pkt, cs: cs, cursor: ex.OpensCursor()}
+	return s.runPrepared(&st)
+}
+
+// afterExecute notes what an execution did to the session: a cursor it
+// opened, a SET it ran.
+func (s *session) afterExecute(st *statement, c *backend.Conn, res relayResult) {
+	cs := st.cs
+	if st.cursor && !res.isErr {
+		s.hold.pin(c, "cursor")
+	}
+	if cs.class.Kind == sqlclass.Set && !res.isErr {
+		// A SET sent as a prepared statement changes the session like
+		// a plain one; a parameter's value, like any expression's, is
+		// read back from the connection.
+		if as, err := sqlclass.ParseSet(cs.sql); err == nil {
+			if why := s.recordSet(as, c); why != "" {
+				s.hold.pin(c, why)
 			}
+		} else {
+			s.hold.pin(c, "SET that galeon cannot replay, sent as a prepared statement")
 		}
-		s.longData = false
-	})
+	}
+	s.longData = false
 }
 
 // runPrepared runs a statement execution (COM_STMT_EXECUTE or
-// COM_STMT_BULK_EXECUTE) for cs through the statement loop: the
-// statement is prepared on the chosen connection if needed and the
-// client's packet rewritten for that connection; then notes what the
-// execution did to the session.
-func (s *session) runPrepared(pkt []byte, cs *clientStmt, rewrite func([]byte, *clientStmt, *backend.Stmt) ([]byte, error),
-	then func(*backend.Conn, relayResult)) error {
-	s.rename = cs.rename
+// COM_STMT_BULK_EXECUTE) through the statement loop, with the prepared
+// statement's column renaming.
+func (s *session) runPrepared(st *statement) error {
+	s.rename = st.cs.rename
 	defer func() { s.rename = columnRename{} }()
-	return s.runStatement(&statement{
-		sql: cs.sql, class: cs.class, response: mysqlproto.ResponseExecute, size: len(pkt),
-		build: func(c *backend.Conn, causal bool) ([]byte, error) {
-			prep := cs
-			if causal {
-				// Read-your-writes (ryw.go): a prepared copy of the
-				// statement, made causal, runs in its place.
-				v := *cs
-				v.sql = causalPrefix + cs.sql
-				prep = &v
-			}
-			bs, err := s.ensurePrepared(c, prep)
-			if err != nil {
-				return nil, err
-			}
-			return rewrite(pkt, cs, bs)
-		},
-		done:   then,
-		digest: func() (uint64, []byte) { return cs.digest, cs.digestText },
-	})
+	return s.runStatement(st)
+}
+
+// buildPrepared prepares the statement on c if needed (its causal copy
+// when asked: read-your-writes, ryw.go) and rewrites the client's packet
+// for that connection.
+func (s *session) buildPrepared(st *statement, c *backend.Conn, causal bool) ([]byte, error) {
+	prep := st.cs
+	if causal {
+		v := *st.cs
+		v.sql = causalPrefix + st.cs.sql
+		prep = &v
+	}
+	bs, err := s.ensurePrepared(c, prep)
+	if err != nil {
+		return nil, err
+	}
+	if st.kind == bulkStatement {
+		return s.rewriteBulk(st.pkt, st.cs, bs)
+	}
+	return s.rewriteExecute(st.pkt, st.cs, bs)
 }
 
 // rewriteExecute maps the statement id to the backend's and, when the
@@ -314,7 +318,8 @@ func (s *session) comStmtBulkExecute(pkt []byte) error {
 	if len(pkt) < 7 {
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErMalformedPacket, "malformed COM_STMT_BULK_EXECUTE: %d bytes", len(pkt)))
 	}
-	return s.runPrepared(pkt, cs, s.rewriteBulk, nil)
+	st := statement{kind: bulkStatement, sql: cs.sql, class: cs.class, pkt: pkt, cs: cs}
+	return s.runPrepared(&st)
 }
 
 // rewriteBulk maps the statement id and, when the client leaves out the
