@@ -89,16 +89,17 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 	})
 
 	t.Run("writes waiting for a writer: woken by the view, bounded by max_paused_writes, counted", func(t *testing.T) {
-		// No node may take writes (writer_weight 0 everywhere): writes
-		// pause until a writer appears or no_backend_timeout ends.
 		nw := startProxy(t, pt.sb, func(c *config.Config) {
 			c.Proxy.NoBackendWait = config.Duration(3 * time.Second)
 			c.Proxy.MaxPausedWrites = 2
-			for i := range c.Servers {
-				c.Servers[i].WriterWeight = 0
-			}
 		})
 		adm := nw.adminDB(t)
+		// No node may take writes (node1, the only one with a writer
+		// weight, loses it): writes pause until a writer appears or
+		// no_backend_timeout ends.
+		if _, err := adm.Exec("UPDATE servers SET writer_weight = 0 WHERE name = 'node1'"); err != nil {
+			t.Fatal(err)
+		}
 		stat := func(name string) int64 {
 			var v int64
 			if err := adm.QueryRow("SELECT variable_value FROM stats_galeon WHERE variable_name = ?", name).Scan(&v); err != nil {
