@@ -88,7 +88,9 @@ func (p *Proxy) commitSwitch(old, note string) {
 		d.mu.Unlock()
 		return
 	}
-	in := follow.Input{Kind: follow.Reconsider, Now: time.Now(), Current: pending}
+	// Switching: nothing is confirmed applied on this hypothesis; the
+	// Committed step below records what the view then shows.
+	in := follow.Input{Kind: follow.Reconsider, Now: time.Now(), Current: pending, Switching: true}
 	in.Nodes, in.Settings = p.candidates(p.view.Load().Servers)
 	s, out := follow.Step(d.state, in)
 	ch, changed := p.view.CommitWriter(old, out.Writer, out.Epoch)
