@@ -439,10 +439,8 @@ func (c *Config) Validate() []string {
 	default:
 		add("galera.read_your_writes", "%q: use on (a session reads its own writes on every node) or off", g.ReadYourWrites)
 	}
-	switch g.WriterIsAlsoReader {
-	case "never", "always", "when_no_other_reader":
-	default:
-		add("galera.writer_is_also_reader", "%q: use never, always or when_no_other_reader", g.WriterIsAlsoReader)
+	if err := checkReaderPolicy(g.WriterIsAlsoReader); err != nil {
+		add("galera.writer_is_also_reader", "%v", err)
 	}
 	if g.DrainGrace <= 0 {
 		add("galera.drain_grace", "must be positive, e.g. \"10s\"")

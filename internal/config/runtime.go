@@ -41,10 +41,8 @@ func (rt Runtime) Validate() error {
 	if _, err := ParseFailback(rt.Failback); err != nil {
 		probs = append(probs, "galera.failback: "+err.Error())
 	}
-	switch rt.WriterIsAlsoReader {
-	case "never", "always", "when_no_other_reader":
-	default:
-		probs = append(probs, fmt.Sprintf("galera.writer_is_also_reader: %q: use never, always or when_no_other_reader", rt.WriterIsAlsoReader))
+	if err := checkReaderPolicy(rt.WriterIsAlsoReader); err != nil {
+		probs = append(probs, "galera.writer_is_also_reader: "+err.Error())
 	}
 	for name, w := range rt.Weights {
 		if w.Writer < 0 || w.Reader < 0 || w.Writer > 1_000_000 || w.Reader > 1_000_000 {
@@ -55,4 +53,13 @@ func (rt Runtime) Validate() error {
 		return errors.New(strings.Join(probs, "; "))
 	}
 	return nil
+}
+
+// checkReaderPolicy checks a galera.writer_is_also_reader value.
+func checkReaderPolicy(v string) error {
+	switch v {
+	case "never", "always", "when_no_other_reader":
+		return nil
+	}
+	return fmt.Errorf("%q: use never, always or when_no_other_reader", v)
 }

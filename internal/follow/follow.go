@@ -239,12 +239,11 @@ func Policy(nodes []galera.Candidate, current, preferred string, p Settings, now
 	return galera.ChooseWriterInSites(nodes, current, p.Failback, p.Sites, now)
 }
 
-// fit says whether name can take writes here: ONLINE, writable, with a
-// writer weight.
+// fit says whether name can take writes here (galera.Candidate.Eligible).
 func fit(nodes []galera.Candidate, name string) bool {
 	for _, c := range nodes {
 		if c.Name == name {
-			return c.Health.State == galera.Online && c.WriterWeight > 0 && !c.Health.ReadOnly
+			return c.Eligible()
 		}
 	}
 	return false

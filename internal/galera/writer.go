@@ -39,7 +39,9 @@ type Candidate struct {
 	DownSince time.Time
 }
 
-func (c Candidate) eligible() bool {
+// Eligible says whether the node can take writes: ONLINE, writable, with
+// a writer weight.
+func (c Candidate) Eligible() bool {
 	return c.Health.State == Online && c.WriterWeight > 0 && !c.Health.ReadOnly
 }
 
@@ -67,7 +69,7 @@ func ChooseWriter(cands []Candidate, current string, fb Failback, now time.Time)
 	var best, bestLagging *Candidate
 	for i := range sorted {
 		c := &sorted[i]
-		if !c.eligible() {
+		if !c.Eligible() {
 			continue
 		}
 		if !c.Health.Lagging && best == nil {
@@ -98,7 +100,7 @@ func ChooseWriter(cands []Candidate, current string, fb Failback, now time.Time)
 		}
 	}
 	for _, c := range sorted {
-		if c.Name != current || !c.eligible() {
+		if c.Name != current || !c.Eligible() {
 			continue
 		}
 		// The current writer is still fit. Keep it unless lagging while a
@@ -170,7 +172,7 @@ func ChooseWriterInSites(cands []Candidate, current string, fb Failback, sp Site
 		if c.Name == current {
 			localCurrent = current
 		}
-		if c.eligible() {
+		if c.Eligible() {
 			eligible = true
 		}
 		if c.DownSince.After(lastDown) {
@@ -179,7 +181,7 @@ func ChooseWriterInSites(cands []Candidate, current string, fb Failback, sp Site
 	}
 	if eligible {
 		best := ChooseWriter(local, localCurrent, fb, now)
-		if cur == nil || cur.Site == home || !cur.eligible() || best == "" {
+		if cur == nil || cur.Site == home || !cur.Eligible() || best == "" {
 			return best, 0
 		}
 		// The writer is away from home and still fit: failback decides.
@@ -192,7 +194,7 @@ func ChooseWriterInSites(cands []Candidate, current string, fb Failback, sp Site
 		}
 		return current, 0
 	}
-	if cur != nil && cur.eligible() {
+	if cur != nil && cur.Eligible() {
 		return current, 0
 	}
 	for _, c := range local {
