@@ -145,12 +145,17 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	var reg *discovery.Registration
+	var (
+		reg  *discovery.Registration
+		last discovery.NodeFacts
+	)
 	defer func() {
 		if reg != nil {
+			// A clean stop is a departure: say so before the
+			// registration goes (a lapsed one is not taken as one).
 			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			if err := reg.Close(cctx); err != nil {
+			if err := reg.Leave(cctx, last); err != nil {
 				a.log.Warn("deregister", "node", a.cfg.Node, "err", err)
 			}
 		}
@@ -165,6 +170,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		facts := a.check(ctx)
+		last = facts
 		pctx, cancel := context.WithTimeout(ctx, a.cfg.Interval+time.Second)
 		var err error
 		if reg == nil {

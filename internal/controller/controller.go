@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -10,12 +12,20 @@ import (
 
 // Proxy is what the controller needs of the proxy it runs in.
 type Proxy interface {
-	// PolicyWriter is the writer policy over this proxy's view.
-	PolicyWriter(current string) string
+	// PolicyWriter is the writer policy over this proxy's view, given
+	// the current writer and an operator's target ("" for none).
+	PolicyWriter(current, preferred string) string
+	// Failed says whether this proxy's monitor sees node failed
+	// (unreachable, out of the Primary component), not merely draining.
+	Failed(node string) bool
+	// Probe checks node at once, out of the monitor's rhythm: nil when
+	// it answers as a writer must (a switchover's target is checked so,
+	// not on a verdict up to an interval old).
+	Probe(ctx context.Context, node string) error
+	// Knows says whether node is in this proxy's view at all.
+	Knows(node string) bool
 	// ViewChanges signals every change of the proxy's view.
 	ViewChanges() <-chan struct{}
-	// Prefer sets an operator's switchover target.
-	Prefer(node string)
 	// SetController records that this proxy became (or stopped being)
 	// the controller.
 	SetController(on bool)
@@ -97,6 +107,12 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		haveLive   bool
 		fenceSince time.Time
 		settled    bool
+		// request is an operator's switchover waiting for an answer.
+		request *discovery.SwitchoverRequest
+		// termStart: when this term began; waitedAbsent: the wait for
+		// a writer not in this proxy's view was logged.
+		termStart    = time.Now()
+		waitedAbsent bool
 	)
 	for {
 		select {
@@ -111,12 +127,10 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		case l := <-proxies:
 			live, haveLive = l, true
 		case r := <-requests:
-			if r.Valid {
+			request = nil
+			if r.Valid && r.State == discovery.SwitchoverPending {
 				log.Info("switchover requested", "to", r.Node, "by", r.By)
-				p.Prefer(r.Node)
-				dctx, dcancel := context.WithTimeout(tctx, 2*time.Second)
-				_ = store.DoneSwitchover(dctx)
-				dcancel()
+				request = &r
 			}
 		case <-changes:
 		case <-tick.C:
@@ -136,9 +150,38 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		} else if fenceSince.IsZero() {
 			fenceSince = time.Now()
 		}
+		limit := cfg.FenceTimeout
+		if d.OldFailed {
+			// A failed writer has nothing to finish: a proxy that does
+			// not confirm within a lease is cut off and its record gone.
+			limit = min(limit, cfg.TTL+time.Second)
+		}
 		in := Input{Current: d, Have: cur.Present, Proxies: live, Controller: cfg.ID, Now: time.Now(),
-			FenceExpired: d.Fencing && time.Since(fenceSince) > cfg.FenceTimeout}
-		in.Want = p.PolicyWriter(Current(d, cur.Present, live))
+			FenceExpired: d.Fencing && time.Since(fenceSince) > limit}
+		current := Current(d, cur.Present, live)
+		if current != "" && !p.Knows(current) && seenOnline(live, current) && time.Since(termStart) < absentGrace {
+			// A new controller that has not learnt of the writer yet
+			// (its agent re-registers after etcd came back) while other
+			// proxies see it ONLINE: absence here is no failure.
+			if !waitedAbsent {
+				log.Info("the writer is not in this controller's view yet, but other proxies see it ONLINE: waiting before deciding", "writer", current)
+				waitedAbsent = true
+			}
+			continue
+		}
+		old := d.Writer
+		if d.Fencing {
+			old = d.Old
+		}
+		in.OldFailed = old != "" && p.Failed(old)
+		in.Want = p.PolicyWriter(current, d.Target)
+		if request != nil && !d.Fencing {
+			in.Target, in.Want = answer(tctx, lead, p, *request, current, log)
+			request = nil
+			if in.Target == "" {
+				continue
+			}
+		}
 		next, ok := Step(in)
 		if !ok {
 			continue
@@ -154,4 +197,50 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		// Decide on from what was published, not the watch's older view.
 		cur = discovery.DecisionUpdate{Decision: next, Present: true, Revision: rev}
 	}
+}
+
+// absentGrace bounds how long a new controller waits to learn of a
+// writer that other proxies see ONLINE (agents re-register within a
+// second or two of etcd's return).
+const absentGrace = 15 * time.Second
+
+// seenOnline says whether a live proxy's monitor sees node ONLINE.
+func seenOnline(live []discovery.ProxyFacts, node string) bool {
+	for _, p := range live {
+		if slices.Contains(p.Online, node) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestLife is how long a switchover request waits for a controller.
+const requestLife = 30 * time.Second
+
+// answer checks an operator's switchover request and records the
+// answer in the request's key: it returns the target and the policy's
+// choice with it preferred when the writer is to move, "" otherwise.
+func answer(ctx context.Context, lead *discovery.Leadership, p Proxy, r discovery.SwitchoverRequest, current string, log *slog.Logger) (target, want string) {
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	fit := p.Probe(pctx, r.Node)
+	cancel()
+	if age := time.Since(r.At); age > requestLife {
+		fit = fmt.Errorf("the request is %s old (made while no controller could answer): request it again", age.Round(time.Second))
+	}
+	want = p.PolicyWriter(current, r.Node)
+	accept, noop, why := Answer(r.Node, current, want, fit)
+	if !accept {
+		log.Warn("switchover refused", "to", r.Node, "by", r.By, "why", why)
+	} else {
+		log.Info("switchover accepted", "to", r.Node, "by", r.By)
+	}
+	actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+	if err := lead.AnswerSwitchover(actx, r, accept, why); err != nil {
+		log.Warn("answering the switchover request failed", "err", err)
+	}
+	acancel()
+	if !accept || noop {
+		return "", ""
+	}
+	return r.Node, want
 }

@@ -28,8 +28,16 @@ type Input struct {
 	Proxies []discovery.ProxyFacts
 	// FenceExpired: the current fence has waited its limit.
 	FenceExpired bool
-	Controller   string
-	Now          time.Time
+	// OldFailed: the controller's monitor sees the current writer (the
+	// fenced one, while fencing) failed — unreachable or out of the
+	// Primary component, not merely draining.
+	OldFailed bool
+	// Target is an operator's switchover target the controller has
+	// accepted (see Answer); Want is then the policy's choice with it
+	// preferred.
+	Target     string
+	Controller string
+	Now        time.Time
 }
 
 // Step returns the decision to publish next, if any. It is a pure
@@ -48,9 +56,18 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 	cur := in.Current
 	out := discovery.WriterDecision{Controller: in.Controller, At: in.Now.UTC()}
 	if in.Have && cur.Fencing {
+		if in.OldFailed && !cur.OldFailed {
+			// A planned fence whose old writer failed meanwhile: say so,
+			// so that proxies stop waiting for its transactions.
+			out = cur
+			out.OldFailed, out.At = true, in.Now.UTC()
+			out.Controller = in.Controller
+			out.Reason = fmt.Sprintf("%s failed during the fence: close what runs there at once", orNone(cur.Old))
+			return out, true
+		}
 		var waiting []string
 		for _, p := range in.Proxies {
-			if p.Applied < cur.Epoch {
+			if !fenced(p, cur) {
 				waiting = append(waiting, p.Name)
 			}
 		}
@@ -61,6 +78,12 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 		out.Reason = fmt.Sprintf("%s fenced by all %d proxies", orNone(cur.Old), len(in.Proxies))
 		if len(waiting) > 0 {
 			out.Reason = fmt.Sprintf("%s fenced; fence confirmation timed out for %s", orNone(cur.Old), strings.Join(waiting, ", "))
+		}
+		switch {
+		case cur.Target != "" && in.Want == cur.Target:
+			out.Reason += "; operator switchover to " + cur.Target + " done"
+		case cur.Target != "":
+			out.Reason += fmt.Sprintf("; operator switchover to %s superseded: it is not fit now", cur.Target)
 		}
 		return out, true
 	}
@@ -88,13 +111,50 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 		return out, true
 	}
 	out.Fencing, out.Old, out.Next = true, cur.Writer, in.Want
+	out.OldFailed = in.OldFailed && cur.Writer != ""
 	out.Reason = fmt.Sprintf("the policy moves the writer from %s to %s", orNone(cur.Writer), orNone(in.Want))
+	if out.OldFailed {
+		out.Reason = fmt.Sprintf("%s failed: failover to %s", cur.Writer, orNone(in.Want))
+	}
+	if in.Target != "" && in.Target == in.Want {
+		out.Target = in.Target
+		out.Reason = fmt.Sprintf("operator switchover from %s to %s", orNone(cur.Writer), in.Target)
+	}
 	if in.Have && in.Want == cur.Writer {
 		out.Reason = fmt.Sprintf("%s write elsewhere than %s (decided while the control plane was unreachable): fence them first", strings.Join(strays, ", "), orNone(cur.Writer))
 	} else if !in.Have || cur.Writer == "" {
 		out.Reason = fmt.Sprintf("proxies still write elsewhere than %s: fence them first", orNone(in.Want))
 	}
 	return out, true
+}
+
+// fenced says whether proxy p no longer holds up fence f: it has
+// carried it out (it writes to no node but f's), or f's old writer
+// failed and p routes no writes there (its own monitor saw the failure,
+// or it is in no switch and writes nowhere else): waiting for it to
+// confirm would only cost writes.
+func fenced(p discovery.ProxyFacts, f discovery.WriterDecision) bool {
+	if p.Applied >= f.Epoch {
+		return true
+	}
+	return f.OldFailed && !p.Switching && (p.Writer == "" || p.Writer == f.Next)
+}
+
+// Answer is the controller's answer to an operator's switchover to
+// target: want is the writer policy's choice with target preferred, fit
+// the result of checking target at once (nil: it answers as a writer
+// must). The request is accepted when the policy can choose target,
+// done already when target is the writer, refused otherwise, with why.
+func Answer(target, current, want string, fit error) (accept, noop bool, why string) {
+	switch {
+	case fit != nil:
+		return false, false, fmt.Sprintf("%s cannot take the writer role now: %v", target, fit)
+	case target == current:
+		return true, true, target + " is already the writer"
+	case want != target:
+		return false, false, fmt.Sprintf("%s cannot take the writer role: it must be ONLINE here, writable, with writer_weight > 0 (see SELECT * FROM servers)", target)
+	}
+	return true, false, ""
 }
 
 // strayProxies names the proxies that have seen the current decision and

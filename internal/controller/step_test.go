@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,5 +159,108 @@ func TestComponentMembers(t *testing.T) {
 		if ok != tc.ok || !slices.Equal(got, tc.want) {
 			t.Errorf("componentMembers(%v, %d) = %v, %v; want %v, %v", tc.addrs, tc.size, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestFailedWriterIsAFailover(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "node1", Epoch: 4, Controller: "a"}
+	d, ok := Step(Input{Current: cur, Have: true, Want: "node2", OldFailed: true, Proxies: proxies(4, 4), Controller: "a"})
+	if !ok || !d.Fencing || !d.OldFailed || d.Old != "node1" || !strings.Contains(d.Reason, "failed") {
+		t.Fatalf("got %+v, want a failover fence of node1", d)
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// A healthy writer moved by the policy is a planned fence.
+	d, _ = Step(Input{Current: cur, Have: true, Want: "node2", Proxies: proxies(4, 4), Controller: "a"})
+	if d.OldFailed {
+		t.Fatalf("planned move marked as failover: %+v", d)
+	}
+}
+
+func TestWriterFailingDuringAPlannedFence(t *testing.T) {
+	fence := discovery.WriterDecision{Fencing: true, Old: "node1", Next: "node2", Epoch: 5, Controller: "a"}
+	ps := proxies(5, 4)
+	ps[1].Writer = "node1" // still lets node1's transactions finish
+	in := Input{Current: fence, Have: true, Want: "node2", OldFailed: true, Proxies: ps, Controller: "b", Now: time.Now()}
+	d, ok := Step(in)
+	if !ok || !d.Fencing || !d.OldFailed || d.Epoch != 5 || d.Old != "node1" || d.Next != "node2" || d.Controller != "b" {
+		t.Fatalf("got %+v %v, want the same fence republished as a failover", d, ok)
+	}
+	// Once published as a failover it is not republished again.
+	in.Current = d
+	if d, ok := Step(in); ok {
+		t.Fatalf("published %+v while proxy b has not fenced", d)
+	}
+}
+
+func TestFailoverFenceWaitsOnlyForProxiesThatMayWriteThere(t *testing.T) {
+	fence := discovery.WriterDecision{Fencing: true, Old: "node1", Next: "node2", Epoch: 5, OldFailed: true, Controller: "a"}
+	ps := proxies(5, 4, 4)
+	ps[1].Writer = ""      // its own monitor saw node1 fail: writes nowhere
+	ps[2].Writer = "node1" // still routes to node1
+	in := Input{Current: fence, Have: true, Want: "node2", Proxies: ps, Controller: "a"}
+	if d, ok := Step(in); ok {
+		t.Fatalf("published %+v while proxy c still writes to the failed node1", d)
+	}
+	ps[2].Writer, ps[2].Switching = "", true // fencing now
+	if d, ok := Step(in); ok {
+		t.Fatalf("published %+v while proxy c is in the middle of its fence", d)
+	}
+	ps[2].Switching = false
+	d, ok := Step(in)
+	if !ok || d.Writer != "node2" || d.Epoch != 5 {
+		t.Fatalf("got %+v %v, want node2 named: no proxy can write to node1", d, ok)
+	}
+	// A planned fence waits for every confirmation.
+	fence.OldFailed = false
+	in.Current = fence
+	if d, ok := Step(in); ok {
+		t.Fatalf("planned fence ended before proxies b and c confirmed: %+v", d)
+	}
+}
+
+func TestSwitchoverTargetIsOneShot(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "node3", Epoch: 4, Controller: "a"}
+	d, ok := Step(Input{Current: cur, Have: true, Want: "node1", Target: "node1", Proxies: proxies(4), Controller: "a"})
+	if !ok || !d.Fencing || d.Target != "node1" || d.Next != "node1" || !strings.Contains(d.Reason, "operator switchover") {
+		t.Fatalf("got %+v, want a fence for the operator's target node1", d)
+	}
+	// Fulfilled: the named decision carries no target any more.
+	done, ok := Step(Input{Current: d, Have: true, Want: "node1", Proxies: proxies(5), Controller: "a"})
+	if !ok || done.Writer != "node1" || done.Target != "" || done.Fencing || !strings.Contains(done.Reason, "done") {
+		t.Fatalf("got %+v, want node1 named and the target spent", done)
+	}
+	// Superseded: the target failed during the fence.
+	sup, ok := Step(Input{Current: d, Have: true, Want: "node2", Proxies: proxies(5), Controller: "a"})
+	if !ok || sup.Writer != "node2" || sup.Target != "" || !strings.Contains(sup.Reason, "superseded") {
+		t.Fatalf("got %+v, want node2 named and the target forgotten", sup)
+	}
+	if err := sup.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAnswer(t *testing.T) {
+	dead := errors.New("unreachable: connection refused")
+	cases := []struct {
+		name                  string
+		target, current, want string
+		fit                   error
+		accept, noop          bool
+		why                   string
+	}{
+		{"fit and chosen", "node2", "node1", "node2", nil, true, false, ""},
+		{"killed a moment ago", "node2", "node1", "node2", dead, false, false, "connection refused"},
+		{"not fit in the controller's view", "node2", "node1", "node1", nil, false, false, "ONLINE here"},
+		{"already the writer", "node1", "node1", "node1", nil, true, true, "already the writer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			accept, noop, why := Answer(c.target, c.current, c.want, c.fit)
+			if accept != c.accept || noop != c.noop || !strings.Contains(why, c.why) {
+				t.Fatalf("Answer = %v %v %q, want %v %v %q", accept, noop, why, c.accept, c.noop, c.why)
+			}
+		})
 	}
 }

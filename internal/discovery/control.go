@@ -27,6 +27,16 @@ type WriterDecision struct {
 	Fencing bool   `json:"fencing,omitempty"`
 	Old     string `json:"old,omitempty"`
 	Next    string `json:"next,omitempty"`
+	// OldFailed (fencing only): the controller sees Old failed, so the
+	// fence is a failover — proxies close what runs there at once
+	// instead of letting in-flight transactions finish (drain_grace is
+	// for planned moves of a healthy writer).
+	OldFailed bool `json:"old_failed,omitempty"`
+	// Target (fencing only) is an operator's switchover target: a
+	// one-shot request, carried by the fence until the writer is named
+	// (the target if it is still fit, otherwise the policy's choice),
+	// then forgotten.
+	Target string `json:"target,omitempty"`
 	// Controller is the proxy that published the decision, Reason why.
 	Controller string    `json:"controller"`
 	Reason     string    `json:"reason,omitempty"`
@@ -35,7 +45,7 @@ type WriterDecision struct {
 
 // Validate rejects decisions that must never reach routing.
 func (d WriterDecision) Validate() error {
-	for what, n := range map[string]string{"writer": d.Writer, "old": d.Old, "next": d.Next} {
+	for what, n := range map[string]string{"writer": d.Writer, "old": d.Old, "next": d.Next, "target": d.Target} {
 		if n != "" {
 			if err := ValidName(what, n); err != nil {
 				return err
@@ -47,6 +57,9 @@ func (d WriterDecision) Validate() error {
 	}
 	if d.Fencing && d.Writer != "" {
 		return fmt.Errorf("a fencing decision names no writer (has %q)", d.Writer)
+	}
+	if !d.Fencing && (d.OldFailed || d.Target != "") {
+		return errors.New("old_failed and target belong to a fencing decision only")
 	}
 	if err := ValidName("controller", d.Controller); err != nil {
 		return err
@@ -108,28 +121,68 @@ func (s *Store) ReadDecision(ctx context.Context) (DecisionUpdate, error) {
 }
 
 // SwitchoverRequest is an operator's request, made through any proxy,
-// that the controller move the writer role to Node.
+// that the controller move the writer role to Node. It is one-shot: the
+// controller answers it in the same key (State accepted or refused, with
+// Error saying why), and a later request replaces it.
 type SwitchoverRequest struct {
+	ID    string    `json:"id"`
 	Node  string    `json:"node"`
 	By    string    `json:"by"`
 	At    time.Time `json:"at"`
+	State string    `json:"state"`
+	Error string    `json:"error,omitempty"`
 	Valid bool      `json:"-"`
 }
 
-// RequestSwitchover asks the controller to move the writer to node.
+// The states of a switchover request.
+const (
+	SwitchoverPending  = "pending"
+	SwitchoverAccepted = "accepted"
+	SwitchoverRefused  = "refused"
+)
+
+// RequestSwitchover asks the controller to move the writer to node and
+// waits (until ctx ends) for its answer: nil once accepted, the
+// controller's reason when refused.
 func (s *Store) RequestSwitchover(ctx context.Context, node, by string) error {
 	if err := ValidName("node", node); err != nil {
 		return err
 	}
-	val, _ := json.Marshal(SwitchoverRequest{Node: node, By: by, At: time.Now().UTC()})
+	now := time.Now().UTC()
+	id := fmt.Sprintf("%s-%d", by, now.UnixNano())
+	val, _ := json.Marshal(SwitchoverRequest{ID: id, Node: node, By: by, At: now, State: SwitchoverPending})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers := s.WatchSwitchover(wctx)
 	if _, err := s.Client.Put(ctx, s.Keys.Switchover(), string(val)); err != nil {
 		return fmt.Errorf("switchover request to the controller: %w", err)
 	}
-	return nil
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("switchover to %s: the controller did not answer in time (%v); see SELECT * FROM events", node, ctx.Err())
+		case r, ok := <-answers:
+			if !ok {
+				return fmt.Errorf("switchover to %s: the controller did not answer in time; see SELECT * FROM events", node)
+			}
+			if !r.Valid || r.ID != id {
+				if r.Valid && r.ID != id && r.At.After(now) {
+					return fmt.Errorf("switchover to %s: superseded by a request for %s by %s", node, r.Node, r.By)
+				}
+				continue
+			}
+			switch r.State {
+			case SwitchoverAccepted:
+				return nil
+			case SwitchoverRefused:
+				return fmt.Errorf("switchover to %s refused by the controller: %s", node, r.Error)
+			}
+		}
+	}
 }
 
-// WatchSwitchover sends the pending switchover request after each change
-// (Valid false when there is none or it does not decode).
+// WatchSwitchover sends the switchover request after each change (Valid
+// false when there is none or it does not decode).
 func (s *Store) WatchSwitchover(ctx context.Context) <-chan SwitchoverRequest {
 	key := s.Keys.Switchover()
 	return watchDecoded(ctx, s, key, func(raw map[string][]byte, _ int64) SwitchoverRequest {
@@ -141,9 +194,27 @@ func (s *Store) WatchSwitchover(ctx context.Context) <-chan SwitchoverRequest {
 	})
 }
 
-// DoneSwitchover removes a request the controller has taken on.
-func (s *Store) DoneSwitchover(ctx context.Context) error {
-	_, err := s.Client.Delete(ctx, s.Keys.Switchover())
+// AnswerSwitchover records the controller's answer to request r (only
+// while r is still the pending request: a newer one is left alone).
+func (l *Leadership) AnswerSwitchover(ctx context.Context, r SwitchoverRequest, accepted bool, why string) error {
+	r.State, r.Error = SwitchoverRefused, why
+	if accepted {
+		r.State, r.Error = SwitchoverAccepted, ""
+	}
+	val, _ := json.Marshal(r)
+	key := l.s.Keys.Switchover()
+	cur, err := l.s.Client.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	var now SwitchoverRequest
+	if len(cur.Kvs) == 0 || json.Unmarshal(cur.Kvs[0].Value, &now) != nil || now.ID != r.ID {
+		return nil
+	}
+	_, err = l.s.Client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(key), "=", cur.Kvs[0].ModRevision),
+			clientv3.Compare(clientv3.CreateRevision(l.election.Key()), "=", l.election.Rev())).
+		Then(clientv3.OpPut(key, string(val))).Commit()
 	return err
 }
 

@@ -67,7 +67,12 @@ type NodeFacts struct {
 	// Transfer is the state transfer the node is receiving, if any.
 	Transfer *Transfer `json:"transfer,omitempty"`
 	// Synced is the clustercheck verdict (Synced in a Primary component).
-	Synced    bool      `json:"synced"`
+	Synced bool `json:"synced"`
+	// Left: the agent is leaving on purpose (a clean stop, scale-in):
+	// proxies stop routing to the node at once. A registration that
+	// merely lapsed (etcd away, the agent killed) is not a departure:
+	// proxies keep a node while their own checks find it healthy.
+	Left      bool      `json:"left,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
@@ -155,6 +160,17 @@ func (r *Registration) Update(ctx context.Context, facts NodeFacts) error {
 // Close removes the registration at once (revoking the lease), as on a
 // clean shutdown.
 func (r *Registration) Close(ctx context.Context) error { return r.k.Close(ctx) }
+
+// Leave says the node leaves on purpose (facts with Left set), then
+// removes the registration: proxies stop routing to it at once, where a
+// registration that lapsed leaves them routing to it while it is healthy.
+func (r *Registration) Leave(ctx context.Context, facts NodeFacts) error {
+	facts.Left = true
+	if err := r.Update(ctx, facts); err != nil {
+		return err
+	}
+	return r.Close(ctx)
+}
 
 // NodeSet is the registered nodes at one revision, by name, with the
 // values that were rejected.

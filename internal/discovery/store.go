@@ -16,6 +16,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/galeon-db/galeon/internal/config"
 )
@@ -102,6 +104,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
 		Endpoints: s.Endpoints, DialTimeout: cfg.DialTimeout, Logger: zap.NewNop(),
 		Username: cfg.Username, Password: cfg.Password,
 		DialKeepAliveTime: 2 * time.Second, DialKeepAliveTimeout: 2 * time.Second,
+		// gRPC's default reconnect backoff grows to two minutes: after
+		// etcd was away for 20 s a client would wait ~8 s more before it
+		// even tried again (agents re-registered late, proxies stayed
+		// degraded). etcd's return must be noticed within a second.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		})},
 	}
 	if secure || cfg.CAFile != "" {
 		tc, err := tlsConfig(cfg)

@@ -34,8 +34,11 @@ type Decision struct {
 	Epoch  uint64
 	// Fencing: the previous writer must take no more writes; Next is the
 	// node intended to follow it.
-	Fencing    bool
-	Next       string
+	Fencing bool
+	Next    string
+	// OldFailed: the controller saw the fenced writer failed (a
+	// failover: nothing there is waited for).
+	OldFailed  bool
 	Controller string
 	Reason     string
 }
@@ -177,6 +180,13 @@ func Step(s State, in Input) (State, Output) {
 		}
 	}
 	s, out.Writer, out.Epoch, out.Recheck, out.Reason = choose(s, in)
+	if s.Preferred != "" && !fit(in.Nodes, s.Preferred) {
+		// A switchover target is one-shot: once it cannot take the
+		// role it is superseded by the policy's choice, and forgotten
+		// (it must never pull the writer back later).
+		out.Notes = append(out.Notes, Note{NoteDecision, s.Preferred, "operator switchover to " + s.Preferred + " superseded: it is not fit now"})
+		s.Preferred = ""
+	}
 	return s, out
 }
 

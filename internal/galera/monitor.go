@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -176,6 +177,47 @@ func (m *Monitor) Check(name string) {
 		default:
 		}
 	}
+}
+
+// Probe checks node name at once on a connection of its own, out of the
+// polling rhythm: nil when a single poll finds it fit to take writes
+// (ONLINE by the policy, not read-only), otherwise why not. An operator's
+// switchover target is checked so: the monitor's verdict can be an
+// interval old.
+func (m *Monitor) Probe(ctx context.Context, name string) error {
+	m.mu.Lock()
+	var addr string
+	for _, n := range m.nodes {
+		if n.Name == name {
+			addr = n.Addr
+		}
+	}
+	m.mu.Unlock()
+	if addr == "" {
+		return fmt.Errorf("%s is not a known node", name)
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = m.cfg.User, m.cfg.Password, "tcp", addr
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = m.cfg.Timeout, m.cfg.Timeout, m.cfg.Timeout
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	schema := "information_schema"
+	s := m.poll(ctx, db, &schema, false)
+	if s.Err != nil {
+		return fmt.Errorf("unreachable: %v", s.Err)
+	}
+	h := m.cfg.Policy.Evaluate(Health{State: Online}, s)
+	switch {
+	case h.State != Online:
+		return fmt.Errorf("%s: %s", h.State, h.Reason)
+	case h.ReadOnly:
+		return errors.New("read_only is ON")
+	}
+	return nil
 }
 
 type result struct {

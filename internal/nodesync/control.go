@@ -54,7 +54,7 @@ func Run(ctx context.Context, store *discovery.Store, p *proxy.Proxy, opts Optio
 	for _, f := range []func(){
 		func() { Follow(ctx, store, p) },
 		func() { followDecisions(ctx, store, p) },
-		func() { followPeers(ctx, store, p) },
+		func() { followPeers(ctx, store, p, opts.Name) },
 		func() { probe(ctx, store, p, opts.Probe) },
 		func() { publishRecord(ctx, store, p, opts, log) },
 		func() {
@@ -73,7 +73,7 @@ func Run(ctx context.Context, store *discovery.Store, p *proxy.Proxy, opts Optio
 }
 
 func toProxy(d discovery.WriterDecision) proxy.Decision {
-	return proxy.Decision{Writer: d.Writer, Epoch: d.Epoch, Fencing: d.Fencing, Next: d.Next, Controller: d.Controller, Reason: d.Reason}
+	return proxy.Decision{Writer: d.Writer, Epoch: d.Epoch, Fencing: d.Fencing, Next: d.Next, OldFailed: d.OldFailed, Controller: d.Controller, Reason: d.Reason}
 }
 
 // apply hands a read or watched decision to the proxy; a rejected value
@@ -175,7 +175,7 @@ func publishRecord(ctx context.Context, store *discovery.Store, p *proxy.Proxy, 
 
 // followPeers keeps the proxy's list of the cluster's proxies and its
 // controller current, for the admin table proxies.
-func followPeers(ctx context.Context, store *discovery.Store, p *proxy.Proxy) {
+func followPeers(ctx context.Context, store *discovery.Store, p *proxy.Proxy, name string) {
 	for facts := range store.WatchProxies(ctx) {
 		peers := make([]proxy.Peer, 0, len(facts))
 		leader := ""
@@ -186,6 +186,6 @@ func followPeers(ctx context.Context, store *discovery.Store, p *proxy.Proxy) {
 			peers = append(peers, proxy.Peer{Name: f.Name, MySQL: f.MySQL, Admin: f.Admin, Writer: f.Writer, Epoch: f.Epoch,
 				Applied: f.Applied, Switching: f.Switching, Degraded: f.Degraded, Online: f.Online, UpdatedAt: f.UpdatedAt})
 		}
-		p.SetPeers(peers, leader)
+		p.SetPeers(peers, leader, name)
 	}
 }

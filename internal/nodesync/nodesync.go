@@ -26,7 +26,7 @@ func Follow(ctx context.Context, store *discovery.Store, p *proxy.Proxy) {
 	for ns := range store.WatchNodes(ctx) {
 		nodes := make([]proxy.DiscoveredNode, 0, len(ns.Nodes))
 		for _, f := range ns.Sorted() {
-			nodes = append(nodes, proxy.DiscoveredNode{Name: f.Name, Address: f.Address, Site: f.Site})
+			nodes = append(nodes, proxy.DiscoveredNode{Name: f.Name, Address: f.Address, Site: f.Site, Left: f.Left})
 		}
 		p.SyncDiscovered(nodes)
 		p.SetStateTransfers(stateTransfers(ns.Sorted()))

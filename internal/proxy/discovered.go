@@ -17,33 +17,78 @@ type DiscoveredNode struct {
 	Name    string
 	Address string
 	Site    string // as its agent publishes it (galeon agent --site)
+	// Left: its agent says it leaves on purpose (a clean stop).
+	Left bool
 }
 
-// SyncDiscovered makes the discovered nodes the proxy routes to exactly
-// nodes: new ones are added (offline until the Galera monitor has seen
-// them healthy for ok_checks polls), gone ones removed (a writer through
-// the usual fenced switch), moved ones replaced. Nodes of the
-// configuration file are the operator's: discovery never removes them, and
-// a registration under the name of one is ignored.
+// SyncDiscovered makes the discovered nodes the proxy routes to follow
+// the registrations: new ones are added (offline until the Galera
+// monitor has seen them healthy for ok_checks polls), moved ones
+// replaced, and ones whose agent says they left removed (a writer
+// through the usual fenced switch). A registration that merely lapsed —
+// etcd was away longer than the agent's lease, or the agent died — is no
+// evidence about the node: the proxy keeps it while its own checks find
+// it healthy, and drops it once they do not. Nodes of the configuration
+// file are the operator's: discovery never removes them, and a
+// registration under the name of one is ignored.
 func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 	p.poolMu.Lock()
 	defer p.poolMu.Unlock()
 	defer p.discoverySeen.Store(true)
+	p.registered = append([]DiscoveredNode(nil), nodes...)
+	p.syncDiscovered()
+}
+
+// resyncDiscovered applies the last registrations again, after a node's
+// health changed: a node kept after its registration lapsed goes once it
+// is not healthy here.
+func (p *Proxy) resyncDiscovered() {
+	p.poolMu.Lock()
+	defer p.poolMu.Unlock()
+	if p.discoverySeen.Load() {
+		p.syncDiscovered()
+	}
+}
+
+// syncDiscovered does SyncDiscovered's work (p.poolMu held).
+func (p *Proxy) syncDiscovered() {
 	static := map[string]bool{}
 	for _, s := range p.cfg.Servers {
 		static[s.Name] = true
 	}
-	want := map[string]DiscoveredNode{}
-	for _, n := range nodes {
-		if !static[n.Name] {
+	want, left := map[string]DiscoveredNode{}, map[string]bool{}
+	for _, n := range p.registered {
+		switch {
+		case static[n.Name]:
+		case n.Left:
+			left[n.Name] = true
+		default:
 			want[n.Name] = n
 		}
 	}
+	if p.lapsed == nil {
+		p.lapsed = map[string]bool{}
+	}
+	snap := p.view.Load()
 	var gone, added []DiscoveredNode
 	for name, had := range p.discovered {
-		if now, ok := want[name]; !ok || now.Address != had.Address || now.Site != had.Site {
-			gone = append(gone, had)
+		now, ok := want[name]
+		if ok && now.Address == had.Address && now.Site == had.Site {
+			if p.lapsed[name] {
+				delete(p.lapsed, name)
+				p.events.Add(eventlog.NodeJoined, name, fmt.Sprintf("%s registered again", name))
+			}
+			continue
 		}
+		if srv, in := snap.Server(name); !ok && !left[name] && in && (srv.Online || srv.Draining) {
+			if !p.lapsed[name] {
+				p.lapsed[name] = true
+				p.events.Add(eventlog.NodeState, name, fmt.Sprintf("%s's registration lapsed (etcd away or its agent stopped without leaving): kept while it is healthy here", name))
+			}
+			continue
+		}
+		delete(p.lapsed, name)
+		gone = append(gone, had)
 	}
 	for name, n := range want {
 		if had, ok := p.discovered[name]; !ok || had.Address != n.Address || had.Site != n.Site {
@@ -70,7 +115,14 @@ func (p *Proxy) SyncDiscovered(nodes []DiscoveredNode) {
 			p.galera.monitor.RemoveNode(n.Name)
 		}
 		delete(p.discovered, n.Name)
-		p.events.Add(eventlog.NodeLeft, n.Name, fmt.Sprintf("%s (%s) left service discovery", n.Name, n.Address))
+		why := "its agent says it left"
+		if !left[n.Name] {
+			why = "its registration is gone and it is not healthy here"
+			if w, in := want[n.Name]; in {
+				why = "registered again at " + w.Address
+			}
+		}
+		p.events.Add(eventlog.NodeLeft, n.Name, fmt.Sprintf("%s (%s) left service discovery: %s", n.Name, n.Address, why))
 	}
 	d := p.cfg.Discovery
 	p.runtimeMu.Lock()

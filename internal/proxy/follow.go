@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -28,9 +29,11 @@ type deciding struct {
 	// switchover hands an operator's switchover to the controller.
 	switchover func(node string) error
 	controller bool
-	// peers and leader: the cluster's proxies and controller, for admin.
+	// peers and leader: the cluster's proxies and controller, for
+	// admin; self is this proxy's name among them.
 	peers  []Peer
 	leader string
+	self   string
 }
 
 // decide runs the writer decision for one input and carries out its
@@ -204,11 +207,36 @@ func (p *Proxy) RoutingState() (writer string, epoch uint64, switching bool, onl
 func (p *Proxy) ViewChanges() <-chan struct{} { return p.view.Subscribe() }
 
 // PolicyWriter is this proxy's own writer policy over its monitor's view,
-// given the current writer: what the controller publishes.
-func (p *Proxy) PolicyWriter(current string) string {
+// given the current writer and an operator's target ("" for none): what
+// the controller publishes.
+func (p *Proxy) PolicyWriter(current, preferred string) string {
 	cands, settings := p.candidates(p.view.Load().Servers)
-	w, _ := follow.Policy(cands, current, p.followState().Preferred, settings, time.Now())
+	w, _ := follow.Policy(cands, current, preferred, settings, time.Now())
 	return w
+}
+
+// Failed says whether this proxy's monitor sees node failed: known, and
+// neither ONLINE nor draining (unreachable, out of the Primary
+// component, not synced). A node missing from the view is not failed:
+// absence is no evidence.
+func (p *Proxy) Failed(node string) bool {
+	s, ok := p.view.Load().Server(node)
+	return ok && !s.Online && !s.Draining
+}
+
+// Knows says whether node is in the proxy's view.
+func (p *Proxy) Knows(node string) bool {
+	_, ok := p.view.Load().Server(node)
+	return ok
+}
+
+// Probe checks node at once with the monitor's account: nil when it
+// answers as a writer must (Synced in a Primary component, writable).
+func (p *Proxy) Probe(ctx context.Context, node string) error {
+	if p.galera.monitor == nil {
+		return nil
+	}
+	return p.galera.monitor.Probe(ctx, node)
 }
 
 // Prefer sets an operator's switchover target for the writer policy (on
@@ -263,10 +291,10 @@ type Peer struct {
 }
 
 // SetPeers records the cluster's live proxies and the elected controller,
-// for the admin table proxies.
-func (p *Proxy) SetPeers(peers []Peer, controller string) {
+// for the admin table proxies; self names this proxy among them.
+func (p *Proxy) SetPeers(peers []Peer, controller, self string) {
 	p.deciding.mu.Lock()
-	p.deciding.peers, p.deciding.leader = append([]Peer(nil), peers...), controller
+	p.deciding.peers, p.deciding.leader, p.deciding.self = append([]Peer(nil), peers...), controller, self
 	p.deciding.mu.Unlock()
 }
 
@@ -286,12 +314,21 @@ type PeerRow struct {
 // with the published decision.
 func (p *Proxy) ProxiesRows() []PeerRow {
 	p.deciding.mu.Lock()
-	peers, leader, d := p.deciding.peers, p.deciding.leader, p.deciding.state.Decision
+	peers, leader, self, d, degraded := p.deciding.peers, p.deciding.leader, p.deciding.self, p.deciding.state.Decision, p.deciding.state.Degraded
 	p.deciding.mu.Unlock()
+	if degraded {
+		// Cut off from etcd, this proxy cannot know who is controller
+		// now, and its own record may not say it is degraded.
+		leader = ""
+	}
 	out := make([]PeerRow, 0, len(peers))
 	for _, pr := range peers {
+		if pr.Name == self && self != "" {
+			pr.Writer, pr.Epoch, pr.Switching, pr.Online = p.RoutingState()
+			pr.Applied, pr.Degraded = p.Applied(), degraded
+		}
 		out = append(out, PeerRow{Peer: pr, Controller: pr.Name == leader, PublishedWriter: d.Writer, PublishedEpoch: d.Epoch,
-			Agrees: !pr.Degraded && !pr.Switching && pr.Applied == d.Epoch && (pr.Writer == d.Writer || pr.Writer == "")})
+			Agrees: !degraded && !pr.Degraded && !pr.Switching && pr.Applied == d.Epoch && (pr.Writer == d.Writer || pr.Writer == "")})
 	}
 	return out
 }

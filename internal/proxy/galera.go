@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/follow"
 	"github.com/galeon-db/galeon/internal/galera"
@@ -92,6 +93,8 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			if nh.State == galera.Offline {
 				// Nothing can be finished there: drop idle connections.
 				p.pool(name).CloseIdle(true)
+				// A node kept after its registration lapsed goes now.
+				go p.resyncDiscovered()
 			}
 			p.reconsider()
 		}
@@ -102,8 +105,11 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 // before the new one takes any. A failed old writer is fenced at once
 // (its connections are closed: whatever ran there gets "writer changed");
 // a healthy or draining one keeps its in-flight transactions for up to
-// drain_grace while new writes pause.
+// drain_grace while new writes pause — unless it fails meanwhile, by
+// this proxy's monitor or the controller's word, when waiting longer
+// would only cost writes.
 func (p *Proxy) fenceLoop(ctx context.Context) {
+	changes := p.view.Subscribe()
 	for {
 		select {
 		case <-ctx.Done():
@@ -115,22 +121,50 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 			continue
 		}
 		start := time.Now()
-		snap := p.view.Load()
-		srv, _ := snap.Server(old)
 		pool := p.pool(old)
 		kind := "failover"
-		if srv.Online || srv.Draining {
-			kind = "planned"
-			// Planned: let in-flight writes finish (new ones pause).
-			wctx, cancel := context.WithTimeout(ctx, p.cfg.Galera.DrainGrace.D())
-			pool.WaitWritersDone(wctx)
-			cancel()
+		if !p.oldFailed(old) {
+			kind = p.waitPlanned(ctx, old, pool, changes)
 		}
 		fenced := pool.FenceWriters()
 		pool.CloseIdle(true)
 		took := time.Since(start)
 		p.hist.writerChange.WithLabelValues(kind).Observe(took.Seconds())
-		p.commitSwitch(old, fmt.Sprintf("writes paused %s; %d writer connections on %s closed", took.Round(time.Millisecond), fenced, old))
+		p.commitSwitch(old, fmt.Sprintf("%s: writes paused %s; %d writer connections on %s closed", kind, took.Round(time.Millisecond), fenced, old))
+	}
+}
+
+// oldFailed says whether a switch away from old is a failover: this
+// proxy's monitor sees old failed (or it left the view), or the
+// controller's fence says it failed.
+func (p *Proxy) oldFailed(old string) bool {
+	if srv, ok := p.view.Load().Server(old); !ok || !srv.Online && !srv.Draining {
+		return true
+	}
+	d := p.followState().Decision
+	return d.Fencing && d.OldFailed
+}
+
+// waitPlanned lets old's in-flight writes finish, for up to drain_grace,
+// looking again at every change of the view or the decision: it returns
+// "planned" when they finished or the grace ran out, "failover" as soon
+// as old is seen failed.
+func (p *Proxy) waitPlanned(ctx context.Context, old string, pool *backend.Pool, changes <-chan struct{}) string {
+	wctx, cancel := context.WithTimeout(ctx, p.cfg.Galera.DrainGrace.D())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); pool.WaitWritersDone(wctx) }()
+	for {
+		select {
+		case <-done:
+			return "planned"
+		case <-changes:
+			if p.oldFailed(old) {
+				cancel()
+				<-done
+				return "failover"
+			}
+		}
 	}
 }
 

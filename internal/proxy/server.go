@@ -39,7 +39,11 @@ type Proxy struct {
 	poolMu sync.Mutex
 	// discovered are the nodes added through SyncDiscovered;
 	// discoverySeen: it has been called at least once.
-	discovered    map[string]DiscoveredNode
+	discovered map[string]DiscoveredNode
+	// registered is the last set of registrations; lapsed the
+	// discovered nodes kept, healthy, after their registration lapsed.
+	registered    []DiscoveredNode
+	lapsed        map[string]bool
 	discoverySeen atomic.Bool
 	// transfers are the state transfers in progress (SetStateTransfers).
 	transfers atomic.Pointer[[]StateTransfer]

@@ -81,6 +81,13 @@ func startProxy(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, name 
 // function that severs its link, or does nothing).
 func startProxyVia(t *testing.T, sb *sandbox.Sandbox, connect func() (*discovery.Store, func()), name string, withAccounts bool) *member {
 	t.Helper()
+	return startProxyTuned(t, sb, connect, name, withAccounts, nil)
+}
+
+// startProxyTuned is startProxyVia with tune applied to the proxy's
+// configuration last (failure detection settings, drain_grace, ...).
+func startProxyTuned(t *testing.T, sb *sandbox.Sandbox, connect func() (*discovery.Store, func()), name string, withAccounts bool, tune func(*config.Config)) *member {
+	t.Helper()
 	c := sb.Credentials
 	cfg := config.Defaults()
 	cfg.Proxy.Listen = "127.0.0.1:0"
@@ -90,6 +97,9 @@ func startProxyVia(t *testing.T, sb *sandbox.Sandbox, connect func() (*discovery
 	}
 	cfg.Galera.Interval = config.Duration(200 * time.Millisecond)
 	cfg.Galera.DrainGrace = config.Duration(3 * time.Second)
+	if tune != nil {
+		tune(&cfg)
+	}
 	own, sever := connect()
 	cfg.Discovery.Endpoints = "etcd://" + strings.TrimPrefix(own.Endpoints[0], "http://")
 	a := proxytest.StartWith(t, assemble.Options{Config: &cfg, Log: testLog(name), Store: own, CloseStore: true, Key: &testKey, Name: name})
@@ -426,9 +436,9 @@ func readDecision(store *discovery.Store) (discovery.WriterDecision, bool, error
 }
 
 // checkScaling grows the cluster by one node: every proxy routes to it as
-// soon as its agent has registered it Synced. Then its agent dies (its
-// link to etcd is severed, so its lease expires): the node leaves routing
-// on every proxy. The node is removed from the sandbox at the end.
+// soon as its agent has registered it Synced. Then its agent dies (its link to etcd is severed, so
+// its lease expires): the node stays in routing while it is healthy, and
+// leaves every proxy's routing once its server is removed.
 func checkScaling(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, ms []*member) {
 	t.Helper()
 	wctx, wcancel := context.WithCancel(context.Background())
@@ -467,8 +477,27 @@ func checkScaling(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, ms 
 		return true
 	})
 	t.Logf("FIGURE new node registered Synced -> routed by all %d proxies: %d ms (monitor interval 200 ms, ok_checks 2)", len(ms), routed.Sub(synced).Milliseconds())
-	killed := time.Now()
+	// The agent dies: its registration lapses with its lease, but that
+	// says nothing about the node, which stays routed while healthy.
 	sever()
+	discoverytest.WaitNodes(t, watch, 20*time.Second, n.Name+"'s registration lapsed", func(ns discovery.NodeSet) bool {
+		_, ok := ns.Nodes[n.Name]
+		return !ok
+	})
+	lapsed := time.Now()
+	for time.Since(lapsed) < time.Second {
+		for _, m := range ms {
+			if !online(m.p, n.Name) {
+				t.Fatalf("%s left routing on %s because its agent's lease lapsed, while it is healthy", n.Name, m.name)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Its server stops: the proxies' own checks take it out.
+	stopped := time.Now()
+	if err := sb.Remove(actx, n.Name); err != nil {
+		t.Fatal(err)
+	}
 	left := waitFor(t, 10*time.Second, n.Name+" out of routing on every proxy", func() bool {
 		for _, m := range ms {
 			if _, ok := m.p.View().Load().Server(n.Name); ok {
@@ -477,10 +506,7 @@ func checkScaling(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, ms 
 		}
 		return true
 	})
-	t.Logf("FIGURE agent of %s killed -> out of routing on all %d proxies: %d ms (lease TTL 2 s)", n.Name, len(ms), left.Sub(killed).Milliseconds())
-	if err := sb.Remove(actx, n.Name); err != nil {
-		t.Fatal(err)
-	}
+	t.Logf("FIGURE unregistered %s stopped -> out of routing on all %d proxies: %d ms", n.Name, len(ms), left.Sub(stopped).Milliseconds())
 	waitFor(t, 30*time.Second, "all proxies agree on a writer after scaling: "+views(ms), func() bool {
 		_, _, ok := agreement(ms)
 		return ok
