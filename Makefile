@@ -5,7 +5,7 @@ GOBIN_DIR := $(shell $(GO) env GOPATH 2>/dev/null)/bin
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 SANDBOX ?= galeon
 
-.PHONY: up down deps drivers build test unit integration lint fuzz bench clean
+.PHONY: up down deps drivers build test unit integration lint fuzz bench faults clean
 
 SBDIR := /var/tmp/galeon/$(SANDBOX)
 
@@ -73,6 +73,11 @@ integration: build drivers
 ## bench: direct vs HAProxy vs galeon on a private sandbox (~8 min); report in bench/results/latest.md
 bench: deps build
 	bench/run.sh
+
+## faults: write outage per proxy for the control plane's faults (writer kill -9 and SIGSTOP, etcd down and back, both), FAULT_RUNS times each
+FAULT_RUNS ?= 5
+faults: deps build
+	GALEON_FAULT_RUNS=$(FAULT_RUNS) $(GO) test -count=1 -run TestFaultFigures -v -timeout 60m ./test/control/ 2>&1 | grep -E 'FIGURE|^(---|ok|FAIL)|outage per proxy|client errors'
 
 clean:
 	rm -rf bin

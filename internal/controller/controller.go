@@ -113,6 +113,9 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		// a writer not in this proxy's view was logged.
 		termStart    = time.Now()
 		waitedAbsent bool
+		// vetoes: when a node the policy chose first failed the check
+		// before it is named.
+		vetoes = map[string]time.Time{}
 	)
 	for {
 		select {
@@ -186,6 +189,19 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		if !ok {
 			continue
 		}
+		if named := next.Writer; named != "" && (!cur.Present || d.Fencing || named != d.Writer) {
+			// The view can be an interval old: a node killed a moment
+			// ago still looks fit. Check the one about to be named at
+			// once (one round trip), for a bounded time.
+			pctx, pcancel := context.WithTimeout(tctx, time.Second)
+			err := p.Probe(pctx, named)
+			pcancel()
+			if err != nil && vetoing(vetoes, named, time.Now()) {
+				log.Warn("not naming the writer the policy chose: it fails a check now", "node", named, "err", err)
+				continue
+			}
+		}
+		clear(vetoes)
 		pctx, pcancel := context.WithTimeout(tctx, 2*time.Second)
 		rev, err := lead.Publish(pctx, next)
 		pcancel()
@@ -212,6 +228,23 @@ func seenOnline(live []discovery.ProxyFacts, node string) bool {
 		}
 	}
 	return false
+}
+
+// vetoLimit bounds how long a node the policy keeps choosing is kept
+// from the writer role by failed checks alone: past it, the monitor's
+// verdict stands (a check that fails for a reason the monitor does not
+// see must not stop failovers for good).
+const vetoLimit = 2 * time.Second
+
+// vetoing says whether a failed check of node still keeps it from being
+// named, recording when the first one was.
+func vetoing(vetoes map[string]time.Time, node string, now time.Time) bool {
+	first, ok := vetoes[node]
+	if !ok {
+		vetoes[node] = now
+		return true
+	}
+	return now.Sub(first) < vetoLimit
 }
 
 // requestLife is how long a switchover request waits for a controller.

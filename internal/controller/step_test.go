@@ -264,3 +264,17 @@ func TestAnswer(t *testing.T) {
 		})
 	}
 }
+
+func TestVetoIsBounded(t *testing.T) {
+	v := map[string]time.Time{}
+	t0 := time.Now()
+	if !vetoing(v, "node2", t0) || !vetoing(v, "node2", t0.Add(vetoLimit-time.Millisecond)) {
+		t.Fatal("a node that fails its check is not named within the limit")
+	}
+	if vetoing(v, "node2", t0.Add(vetoLimit)) {
+		t.Fatal("failed checks kept node2 from the role past the limit: the monitor's verdict must stand")
+	}
+	if !vetoing(v, "node3", t0.Add(vetoLimit)) {
+		t.Fatal("each node has its own limit")
+	}
+}
