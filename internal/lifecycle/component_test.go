@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,8 +87,8 @@ func TestRecoveryWaitsForEveryMemberGaleraListed(t *testing.T) {
 	n1.Address, n2.Address = "h:1", "h:2"
 	in := RecoveryInput{Nodes: []discovery.NodeFacts{n1, n2}, DownFor: time.Minute, Grace: time.Second}
 	in.Expected, in.LastPrimary = len(c.Members), ComponentNames(c, in.Nodes)
-	if p := PlanRecovery(in); !p.Blocked || len(p.Actions) != 0 {
-		t.Fatalf("node3's agent missing: %+v, want blocked", p)
+	if p := PlanRecovery(in); !p.Blocked || len(p.Actions) != 0 || !strings.Contains(p.Status, "(missing: node3)") {
+		t.Fatalf("node3's agent missing: %+v, want blocked, naming node3", p)
 	}
 	n3 := down("node3", 42, false)
 	n3.Address = "h:3"

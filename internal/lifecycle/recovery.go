@@ -172,9 +172,9 @@ func PlanRecovery(in RecoveryInput) RecoveryPlan {
 	case len(unknown) > 0:
 		return RecoveryPlan{Status: fmt.Sprintf("no Primary component; waiting for the agents of %s to tell whether their node runs", strings.Join(unknown, ", "))}
 	case in.Expected > len(in.Nodes):
-		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the cluster's %d nodes report: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", len(in.Nodes), in.Expected)}
+		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the cluster's %d nodes report%s: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", len(in.Nodes), in.Expected, missingMembers(in, byName))}
 	case in.LastPrimary != nil && in.Expected > membersReporting(in):
-		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the %d nodes of the last Primary component (%s) report: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", membersReporting(in), in.Expected, strings.Join(in.LastPrimary, ", "))}
+		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the %d nodes of the last Primary component (%s) report%s: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", membersReporting(in), in.Expected, strings.Join(in.LastPrimary, ", "), missingMembers(in, byName))}
 	}
 	if recovery != "" && byName[booted].Action != nil && byName[booted].Action.ID == recovery {
 		st := byName[booted].Action
@@ -363,6 +363,21 @@ func forcedRecovery(in RecoveryInput, byName map[string]discovery.NodeFacts) Rec
 
 func action(in RecoveryInput, id, kind, node, reason string) discovery.Action {
 	return discovery.Action{ID: id, Kind: kind, Node: node, Reason: reason, Controller: in.Controller, At: in.Now.UTC()}
+}
+
+// missingMembers names the members of the last Primary component that no
+// agent reports (" (missing: node3)"), or "" when that is not known.
+func missingMembers(in RecoveryInput, byName map[string]discovery.NodeFacts) string {
+	var missing []string
+	for _, name := range in.LastPrimary {
+		if _, ok := byName[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return " (missing: " + strings.Join(missing, ", ") + ")"
 }
 
 // membersReporting counts the registered nodes that were members of the
