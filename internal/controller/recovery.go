@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -18,17 +17,30 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	lastPrimary, expected, said := time.Now(), 0, ""
-	// members are the nodes seen Primary at the current expected size
-	// (nil until one is: a controller elected during an outage).
-	var members []string
-	// The size the last controller saw: a controller elected during an
-	// outage must still know how many nodes the cluster had.
+	// last is the last Primary component as Galera listed its members,
+	// kept in etcd: a controller elected during an outage reads it, and
+	// no member is missed because the controller did not see its agent
+	// report Primary in time.
+	var last *discovery.LastComponent
+	// seen are the nodes this controller saw Primary at the current
+	// expected size: a fallback for agents that do not publish Galera's
+	// member list.
+	var seen []string
+	// The size and the members the last controller saw: a controller
+	// elected during an outage must still know them.
 	for expected == 0 && ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		n, err := store.ReadClusterSize(rctx)
+		var c *discovery.LastComponent
+		if err == nil {
+			c, err = store.ReadLastComponent(rctx)
+		}
 		cancel()
 		if err == nil {
-			expected = max(n, 1)
+			expected, last = max(n, 1), c
+			if c != nil {
+				log.Info("last Primary component, as recorded", "members", c.Members, "names", c.Names, "by", c.Controller, "at", c.At)
+			}
 			break
 		}
 		select {
@@ -70,22 +82,32 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 				if n.ClusterSize != expected && n.ClusterSize > 0 {
 					sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 					if store.SetClusterSize(sctx, discovery.ClusterSize{Size: n.ClusterSize, At: time.Now().UTC()}) == nil {
-						expected, members = n.ClusterSize, nil
+						expected, seen = n.ClusterSize, nil
 					}
 					scancel()
 				}
-				if n.ClusterSize == expected {
-					if names, ok := componentMembers(nodes, n.Members, expected); ok {
-						// Galera's own list: no member is missed because
-						// its agent was not seen reporting in time.
-						members = names
-					} else if !slices.Contains(members, n.Name) {
-						members = append(members, n.Name)
-					}
+				if n.ClusterSize == expected && !slices.Contains(seen, n.Name) {
+					seen = append(seen, n.Name)
 				}
 			}
 		}
-		plan := lifecycle.PlanRecovery(lifecycle.RecoveryInput{Nodes: nodes, Actions: acts, Expected: expected, LastPrimary: members,
+		if c, changed := lifecycle.ObserveComponent(nodes, last, cfg.ID, time.Now()); changed {
+			sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+			if err := store.SetLastComponent(sctx, c); err == nil {
+				last = &c
+				log.Info("last Primary component recorded", "members", c.Members, "names", c.Names)
+			} else {
+				log.Warn("recording the Primary component's members failed", "err", err)
+			}
+			scancel()
+		}
+		members, size := seen, expected
+		if last != nil {
+			// Galera's own list, resolved against the agents registered
+			// now.
+			members, size = lifecycle.ComponentNames(last, nodes), len(last.Members)
+		}
+		plan := lifecycle.PlanRecovery(lifecycle.RecoveryInput{Nodes: nodes, Actions: acts, Expected: size, LastPrimary: members,
 			DownFor: time.Since(lastPrimary), Grace: cfg.RecoveryGrace, Controller: cfg.ID, Now: time.Now(),
 			Outage: strconv.FormatInt(lastPrimary.Unix(), 10), Held: held, Force: force})
 		for _, a := range plan.Actions {
@@ -113,27 +135,4 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 		}
 		dcancel()
 	}
-}
-
-// componentMembers maps the client addresses Galera lists for a Primary
-// component (wsrep_incoming_addresses) to the registered nodes' names.
-// ok is false unless there are size of them and every one is a
-// registered node.
-func componentMembers(nodes []discovery.NodeFacts, addrs []string, size int) (names []string, ok bool) {
-	if len(addrs) != size || size == 0 {
-		return nil, false
-	}
-	byAddr := make(map[string]string, len(nodes))
-	for _, n := range nodes {
-		byAddr[n.Address] = n.Name
-	}
-	for _, a := range addrs {
-		name, known := byAddr[strings.TrimSpace(a)]
-		if !known {
-			return nil, false
-		}
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names, true
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,26 +138,6 @@ func TestProxyThatDecidedAloneIsBroughtBack(t *testing.T) {
 	ps[1].Seen = 3
 	if d, ok := Step(Input{Current: cur, Have: true, Want: "node1", Proxies: ps}); ok {
 		t.Errorf("published %+v for a proxy that has not seen the decision", d)
-	}
-}
-
-func TestComponentMembers(t *testing.T) {
-	nodes := []discovery.NodeFacts{{Name: "node1", Address: "127.0.0.1:4401"}, {Name: "node2", Address: "127.0.0.1:4402"}, {Name: "node3", Address: "127.0.0.1:4403"}}
-	for _, tc := range []struct {
-		addrs []string
-		size  int
-		want  []string
-		ok    bool
-	}{
-		{[]string{"127.0.0.1:4403", "127.0.0.1:4401", "127.0.0.1:4402"}, 3, []string{"node1", "node2", "node3"}, true},
-		{[]string{"127.0.0.1:4401", "127.0.0.1:4402"}, 3, nil, false},                  // not the whole component
-		{[]string{"127.0.0.1:4401", "10.0.0.9:3306", "127.0.0.1:4403"}, 3, nil, false}, // a member without an agent
-		{nil, 0, nil, false},
-	} {
-		got, ok := componentMembers(nodes, tc.addrs, tc.size)
-		if ok != tc.ok || !slices.Equal(got, tc.want) {
-			t.Errorf("componentMembers(%v, %d) = %v, %v; want %v, %v", tc.addrs, tc.size, got, ok, tc.want, tc.ok)
-		}
 	}
 }
 

@@ -64,6 +64,61 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// TestDonorThatKeepsCommittingStaysOnline: a donor whose SST method
+// could block (rsync) but whose commits go on (an IST donor runs the SST
+// script with a bypass: no global read lock) is not drained; once its
+// commits stand still (rsync's FLUSH TABLES WITH READ LOCK) it is.
+func TestDonorThatKeepsCommittingStaysOnline(t *testing.T) {
+	p := Policy{OKChecks: 2, MaxMissedChecks: 3}
+	donor := func(seqno string) Sample {
+		return Sample{Vars: with("wsrep_local_state", "2", "wsrep_local_state_comment", "Donor/Desynced", "wsrep_last_committed", seqno)}
+	}
+	h := p.Evaluate(Health{State: Online, LastCommit: 100}, Sample{Vars: with("wsrep_last_committed", "100")})
+	steps := []struct {
+		name   string
+		s      Sample
+		state  State
+		reason string
+	}{
+		{"IST donor, commits go on", donor("140"), Online, ""},
+		{"still a donor, still committing", donor("180"), Online, ""},
+		{"commits stopped (global read lock)", donor("180"), Draining, "donor (rsync)"},
+		{"committing again but must prove itself", donor("200"), Draining, "donor (rsync)"},
+	}
+	for _, st := range steps {
+		h = p.Evaluate(h, st.s)
+		if h.State != st.state || h.Reason != st.reason {
+			t.Errorf("%s: got %s %q, want %s %q", st.name, h.State, h.Reason, st.state, st.reason)
+		}
+	}
+	// A desynced node (an operator's wsrep_desync) or a donor that
+	// rejects queries is drained even while it commits.
+	for _, vars := range []map[string]string{
+		with("wsrep_local_state", "2", "wsrep_desync", "ON", "wsrep_last_committed", "150"),
+		with("wsrep_local_state", "2", "wsrep_sst_donor_rejects_queries", "ON", "wsrep_last_committed", "150"),
+	} {
+		if h := p.Evaluate(Health{State: Online, LastCommit: 100}, Sample{Vars: vars}); h.State != Draining {
+			t.Errorf("%v: %s %q, want DRAINING", vars, h.State, h.Reason)
+		}
+	}
+	cases := []struct {
+		wasOnline bool
+		from, to  int64
+		want      bool
+	}{
+		{true, 100, 101, true},
+		{true, 100, 100, false},
+		{false, 100, 150, false},
+		{true, 0, 150, false}, // no previous position: not proven
+		{true, 150, 100, false},
+	}
+	for _, c := range cases {
+		if got := DonorServes(c.wasOnline, c.from, c.to); got != c.want {
+			t.Errorf("DonorServes(%v, %d, %d) = %v, want %v", c.wasOnline, c.from, c.to, got, c.want)
+		}
+	}
+}
+
 func TestMissedChecksAndRecovery(t *testing.T) {
 	p := Policy{OKChecks: 2, MaxMissedChecks: 3}
 	h := Health{State: Online}

@@ -63,7 +63,10 @@ type RecoveryPlan struct {
 //
 //   - While some node is in a Primary component there is nothing to
 //     recover; during a recovery, the stopped nodes are then asked to join
-//     (by IST from the bootstrapped node's gcache where it covers them).
+//     one at a time (NextJoiner), so that only the first is served by the
+//     bootstrapped node — the writer — and the others by a node that is
+//     not (galera.ChooseDonors never offers the writer while another node
+//     can serve).
 //   - With no Primary component, it waits until every node is known
 //     stopped and has reported its position (grastate.dat, or
 //     --wsrep-recover after a crash), and until Grace has passed; then it
@@ -116,16 +119,15 @@ func PlanRecovery(in RecoveryInput) RecoveryPlan {
 			return RecoveryPlan{}
 		}
 		plan := RecoveryPlan{ClearForce: in.Force != nil}
-		for _, name := range names {
-			n := byName[name]
-			// A node an operator stopped (a hold) stays stopped.
-			if n.Stopped && in.Actions[name].ID != recovery && in.Held == "" {
-				plan.Actions = append(plan.Actions, action(in, recovery, discovery.ActionJoin, name,
+		// A node an operator stopped (a hold) stays stopped.
+		if in.Held == "" {
+			if next, why := NextJoiner(in.Nodes, in.Actions, recovery, booted); next != "" {
+				plan.Actions = append(plan.Actions, action(in, recovery, discovery.ActionJoin, next,
 					fmt.Sprintf("%s is up again (bootstrapped): rejoin it", booted)))
+				plan.Status = fmt.Sprintf("recovery %s: %s asked to rejoin", recovery, next)
+			} else if why != "" {
+				plan.Status = fmt.Sprintf("recovery %s: %s", recovery, why)
 			}
-		}
-		if len(plan.Actions) > 0 {
-			plan.Status = fmt.Sprintf("recovery %s: %d node(s) asked to rejoin", recovery, len(plan.Actions))
 		}
 		all := true
 		for _, n := range in.Nodes {
@@ -170,9 +172,9 @@ func PlanRecovery(in RecoveryInput) RecoveryPlan {
 	case len(unknown) > 0:
 		return RecoveryPlan{Status: fmt.Sprintf("no Primary component; waiting for the agents of %s to tell whether their node runs", strings.Join(unknown, ", "))}
 	case in.Expected > len(in.Nodes):
-		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the cluster's %d nodes report: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", len(in.Nodes), in.Expected)}
+		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the cluster's %d nodes report%s: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", len(in.Nodes), in.Expected, missingMembers(in, byName))}
 	case in.LastPrimary != nil && in.Expected > membersReporting(in):
-		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the %d nodes of the last Primary component (%s) report: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", membersReporting(in), in.Expected, strings.Join(in.LastPrimary, ", "))}
+		return RecoveryPlan{Blocked: true, Status: fmt.Sprintf("no Primary component and only %d of the %d nodes of the last Primary component (%s) report%s: cannot prove which is most advanced; bring the missing agents back, or choose the node yourself: galeon cluster recover --force NODE", membersReporting(in), in.Expected, strings.Join(in.LastPrimary, ", "), missingMembers(in, byName))}
 	}
 	if recovery != "" && byName[booted].Action != nil && byName[booted].Action.ID == recovery {
 		st := byName[booted].Action
@@ -261,6 +263,78 @@ func PlanRecovery(in RecoveryInput) RecoveryPlan {
 		Actions: []discovery.Action{action(in, id, kind, best, fmt.Sprintf("most advanced of %d nodes (seqno %d)", len(names), seqno))}}
 }
 
+// NextJoiner chooses the stopped node to ask to rejoin now, during the
+// recovery that bootstrapped (or promoted) booted; it is a pure function
+// of the agents' facts and the published actions:
+//
+//   - one at a time: nobody while a node is on its way in — asked to
+//     join in this recovery and neither Synced in the Primary component
+//     nor failed, or running but not Synced (a state transfer, a node
+//     started by hand) — so that the next joiner finds a Synced node
+//     other than the writer to take its state from, and the writer is a
+//     donor at most once, for the first joiner, when no other node can;
+//   - the most advanced stopped node first (the shortest IST: the
+//     writer's Donor/Desynced window is shortest), then by name;
+//   - never a node asked before in this recovery (one whose join failed
+//     is left to an operator, and said).
+//
+// why says what holds the others back ("" when nothing does).
+func NextJoiner(nodes []discovery.NodeFacts, acts map[string]discovery.Action, recovery, booted string) (next, why string) {
+	var waiting, failed, candidates []string
+	seqno := map[string]int64{}
+	for _, n := range nodes {
+		if n.Name == booted {
+			continue
+		}
+		in := n.Up && n.Synced && n.ClusterStatus == "Primary"
+		asked := acts[n.Name].ID == recovery && acts[n.Name].Kind == discovery.ActionJoin
+		st := n.Action
+		fail := st != nil && st.ID == recovery && st.Kind == discovery.ActionJoin && st.Done && st.Err != ""
+		switch {
+		case in:
+		case asked && fail && !n.Up:
+			failed = append(failed, fmt.Sprintf("%s (%s)", n.Name, st.Err))
+		case asked || n.Up:
+			waiting = append(waiting, n.Name)
+		case n.Stopped:
+			candidates = append(candidates, n.Name)
+			seqno[n.Name] = -1
+			if n.Position != nil {
+				seqno[n.Name] = n.Position.Seqno
+			}
+		}
+	}
+	sort.Strings(waiting)
+	sort.Strings(failed)
+	if len(failed) > 0 {
+		why = "rejoining failed for " + strings.Join(failed, ", ") + ": see the node's error log, then start it by hand or through its agent"
+	}
+	if len(candidates) == 0 {
+		return "", why
+	}
+	if len(waiting) > 0 {
+		w := fmt.Sprintf("%s rejoining; %s wait(s) for it (one at a time, so that the writer is not their donor)", strings.Join(waiting, ", "), strings.Join(sortedCopy(candidates), ", "))
+		if why != "" {
+			w += "; " + why
+		}
+		return "", w
+	}
+	sort.Slice(candidates, func(i, j int) bool {
+		a, b := candidates[i], candidates[j]
+		if seqno[a] != seqno[b] {
+			return seqno[a] > seqno[b]
+		}
+		return a < b
+	})
+	return candidates[0], why
+}
+
+func sortedCopy(s []string) []string {
+	out := slices.Clone(s)
+	sort.Strings(out)
+	return out
+}
+
 // forcedRecovery carries out an operator's order to recover from one node.
 func forcedRecovery(in RecoveryInput, byName map[string]discovery.NodeFacts) RecoveryPlan {
 	f := in.Force
@@ -289,6 +363,21 @@ func forcedRecovery(in RecoveryInput, byName map[string]discovery.NodeFacts) Rec
 
 func action(in RecoveryInput, id, kind, node, reason string) discovery.Action {
 	return discovery.Action{ID: id, Kind: kind, Node: node, Reason: reason, Controller: in.Controller, At: in.Now.UTC()}
+}
+
+// missingMembers names the members of the last Primary component that no
+// agent reports (" (missing: node3)"), or "" when that is not known.
+func missingMembers(in RecoveryInput, byName map[string]discovery.NodeFacts) string {
+	var missing []string
+	for _, name := range in.LastPrimary {
+		if _, ok := byName[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return " (missing: " + strings.Join(missing, ", ") + ")"
 }
 
 // membersReporting counts the registered nodes that were members of the

@@ -35,17 +35,78 @@ func TestBootstrapsTheMostAdvancedNodeAfterGrace(t *testing.T) {
 	if p := PlanRecovery(in); p.Blocked || len(p.Actions) != 0 {
 		t.Errorf("while the bootstrapped node comes up: %+v", p)
 	}
-	// node3 up and Primary: the others are asked to join, once.
-	in.Nodes[2] = discovery.NodeFacts{Name: "node3", Up: true, ClusterStatus: "Primary"}
+	// node3 up and Primary: the others are asked to join, one at a
+	// time, the most advanced first (node2, seqno 42), each once.
+	in.Nodes[2] = discovery.NodeFacts{Name: "node3", Up: true, Synced: true, ClusterStatus: "Primary"}
 	p3 := PlanRecovery(in)
-	if len(p3.Actions) != 2 || p3.Actions[0].Kind != discovery.ActionJoin || p3.Actions[0].ID != p.Actions[0].ID {
-		t.Fatalf("after the bootstrap: %+v, want node1 and node2 to join", p3)
+	if len(p3.Actions) != 1 || p3.Actions[0].Kind != discovery.ActionJoin || p3.Actions[0].ID != p.Actions[0].ID || p3.Actions[0].Node != "node2" {
+		t.Fatalf("after the bootstrap: %+v, want node2 (the most advanced) to join alone", p3)
 	}
-	for _, a := range p3.Actions {
-		in.Actions[a.Node] = a
+	in.Actions["node2"] = p3.Actions[0]
+	if p4 := PlanRecovery(in); len(p4.Actions) != 0 || !strings.Contains(p4.Status, "node2 rejoining; node1 wait") {
+		t.Errorf("node1 asked while node2 joins, or joins asked twice: %+v", p4)
 	}
+	// node2 runs, receiving its state: node1 still waits.
+	in.Nodes[1] = discovery.NodeFacts{Name: "node2", Up: true, ClusterStatus: "Primary", LocalStateComment: "Joined"}
 	if p4 := PlanRecovery(in); len(p4.Actions) != 0 {
-		t.Errorf("joins asked twice: %+v", p4)
+		t.Errorf("node1 asked while node2 is not Synced: %+v", p4)
+	}
+	// node2 Synced: node1's turn (its donor can then be node2, not the
+	// writer).
+	in.Nodes[1].Synced = true
+	p5 := PlanRecovery(in)
+	if len(p5.Actions) != 1 || p5.Actions[0].Node != "node1" || p5.Done {
+		t.Fatalf("after node2 synced: %+v, want node1 to join", p5)
+	}
+	in.Actions["node1"] = p5.Actions[0]
+	in.Nodes[0] = discovery.NodeFacts{Name: "node1", Up: true, Synced: true, ClusterStatus: "Primary"}
+	if p6 := PlanRecovery(in); len(p6.Actions) != 0 || !p6.Done {
+		t.Errorf("every node back: %+v, want done", p6)
+	}
+}
+
+func TestNextJoiner(t *testing.T) {
+	const rec = "recover-u1-42"
+	in := func(name string) discovery.NodeFacts {
+		return discovery.NodeFacts{Name: name, Up: true, Synced: true, ClusterStatus: "Primary"}
+	}
+	join := func(node string) discovery.Action {
+		return discovery.Action{ID: rec, Kind: discovery.ActionJoin, Node: node}
+	}
+	failedJoin := func(n discovery.NodeFacts) discovery.NodeFacts {
+		n.Action = &discovery.ActionState{ID: rec, Kind: discovery.ActionJoin, Done: true, Err: "exit status 1"}
+		return n
+	}
+	cases := []struct {
+		name   string
+		nodes  []discovery.NodeFacts
+		acts   map[string]discovery.Action
+		next   string
+		whyHas string
+	}{
+		{"most advanced first", []discovery.NodeFacts{in("node1"), down("node2", 40, false), down("node3", 41, false)}, nil, "node3", ""},
+		{"tie: by name", []discovery.NodeFacts{in("node1"), down("node3", 41, false), down("node2", 41, false)}, nil, "node2", ""},
+		{"no position last", []discovery.NodeFacts{in("node1"), {Name: "node2", Stopped: true}, down("node3", 1, false)}, nil, "node3", ""},
+		{"asked, agent not there yet", []discovery.NodeFacts{in("node1"), down("node2", 40, false), down("node3", 41, false)},
+			map[string]discovery.Action{"node3": join("node3")}, "", "node3 rejoining; node2 wait"},
+		{"a node started by hand, not Synced", []discovery.NodeFacts{in("node1"), {Name: "node2", Up: true, ClusterStatus: "Primary"}, down("node3", 41, false)},
+			nil, "", "node2 rejoining"},
+		{"a donor (not Synced) holds the next one back", []discovery.NodeFacts{in("node1"), {Name: "node2", Up: true, ClusterStatus: "Primary", LocalState: 2}, down("node3", 41, false)},
+			map[string]discovery.Action{"node2": join("node2")}, "", "node2 rejoining"},
+		{"a failed join does not block the others", []discovery.NodeFacts{in("node1"), failedJoin(down("node2", 40, false)), down("node3", 41, false)},
+			map[string]discovery.Action{"node2": join("node2")}, "node3", "rejoining failed for node2 (exit status 1)"},
+		{"a failed join is not asked again", []discovery.NodeFacts{in("node1"), failedJoin(down("node2", 40, false)), in("node3")},
+			map[string]discovery.Action{"node2": join("node2"), "node3": join("node3")}, "", "rejoining failed for node2"},
+		{"a join of an older recovery does not count", []discovery.NodeFacts{in("node1"), down("node2", 40, false)},
+			map[string]discovery.Action{"node2": {ID: "recover-u1-7", Kind: discovery.ActionJoin}}, "node2", ""},
+		{"everyone in", []discovery.NodeFacts{in("node1"), in("node2")}, map[string]discovery.Action{"node2": join("node2")}, "", ""},
+		{"an unknown node (agent cannot tell) is not asked", []discovery.NodeFacts{in("node1"), {Name: "node2"}}, nil, "", ""},
+	}
+	for _, c := range cases {
+		next, why := NextJoiner(c.nodes, c.acts, rec, "node1")
+		if next != c.next || (c.whyHas == "") != (why == "") || !strings.Contains(why, c.whyHas) {
+			t.Errorf("%s: got %q (%q), want %q (%q)", c.name, next, why, c.next, c.whyHas)
+		}
 	}
 }
 
@@ -102,9 +163,9 @@ func TestPromotesASurvivorThatLostQuorum(t *testing.T) {
 	}
 	// Promoted and Primary: the stopped nodes are asked to join.
 	in.Actions = map[string]discovery.Action{"node1": p.Actions[0]}
-	in.Nodes[0].ClusterStatus = "Primary"
-	if p := PlanRecovery(in); len(p.Actions) != 2 || p.Actions[0].Kind != discovery.ActionJoin {
-		t.Errorf("after the promotion: %+v, want node2 and node3 to join", p)
+	in.Nodes[0].ClusterStatus, in.Nodes[0].Synced = "Primary", true
+	if p := PlanRecovery(in); len(p.Actions) != 1 || p.Actions[0].Kind != discovery.ActionJoin || p.Actions[0].Node != "node2" {
+		t.Errorf("after the promotion: %+v, want node2 (then node3) to join", p)
 	}
 	// A stopped node ahead of the survivor is the one bootstrapped.
 	in.Actions, in.Nodes[0].ClusterStatus = nil, "non-Primary"
@@ -175,8 +236,8 @@ func TestRecoveryFollowsTheLatestActionAndNeverWaitsForever(t *testing.T) {
 			"node1": {ID: "recover-u1-40", Kind: discovery.ActionBootstrap, Node: "node1", At: t0},
 			"node3": {ID: "force-node3-1", Kind: discovery.ActionBootstrap, Node: "node3", At: t0.Add(time.Minute)},
 		}}
-	if p := PlanRecovery(in); len(p.Actions) != 2 || p.Actions[0].ID != "force-node3-1" {
-		t.Errorf("after a forced recovery overtook a failed one: %+v, want node1 and node2 asked to join the forced one", p)
+	if p := PlanRecovery(in); len(p.Actions) != 1 || p.Actions[0].ID != "force-node3-1" || p.Actions[0].Node != "node1" {
+		t.Errorf("after a forced recovery overtook a failed one: %+v, want node1 (then node2) asked to join the forced one", p)
 	}
 	in.Held = "galeon cluster stop"
 	if p := PlanRecovery(in); len(p.Actions) != 0 {
