@@ -160,10 +160,10 @@ func (s *Store) RequestSwitchover(ctx context.Context, node, by string) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("switchover to %s: the controller did not answer in time (%v); see SELECT * FROM events", node, ctx.Err())
+			return fmt.Errorf("switchover to %s: no answer from the controller in time; the request stays pending and may still be carried out (a controller answers it once elected): see SELECT * FROM writer and events", node)
 		case r, ok := <-answers:
 			if !ok {
-				return fmt.Errorf("switchover to %s: the controller did not answer in time; see SELECT * FROM events", node)
+				return fmt.Errorf("switchover to %s: no answer from the controller in time; the request stays pending and may still be carried out (a controller answers it once elected): see SELECT * FROM writer and events", node)
 			}
 			if !r.Valid || r.ID != id {
 				if r.Valid && r.ID != id && r.At.After(now) {

@@ -93,3 +93,53 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchoverIsAnswered: a request waits for the controller's answer —
+// nil once accepted, the controller's reason when refused — and only a
+// controller still in office can answer.
+func TestSwitchoverIsAnswered(t *testing.T) {
+	s := discoverytest.Open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lead, err := s.Campaign(ctx, "proxy1", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	controller := func(accept bool, why string) {
+		for r := range s.WatchSwitchover(ctx) {
+			if r.Valid && r.State == discovery.SwitchoverPending {
+				if err := lead.AnswerSwitchover(ctx, r, accept, why); err != nil {
+					t.Error(err)
+				}
+				return
+			}
+		}
+	}
+	go controller(false, "node2 cannot take the writer role now: unreachable")
+	err = s.RequestSwitchover(ctx, "node2", "proxy2")
+	if err == nil || !strings.Contains(err.Error(), "refused by the controller: node2 cannot take the writer role now") {
+		t.Fatalf("refused request: %v", err)
+	}
+	go controller(true, "")
+	if err := s.RequestSwitchover(ctx, "node3", "proxy2"); err != nil {
+		t.Fatalf("accepted request: %v", err)
+	}
+	// Nobody answers: the requester gives up when its context ends, and
+	// says the request may still be carried out.
+	short, scancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer scancel()
+	err = s.RequestSwitchover(short, "node1", "proxy3")
+	if err == nil || !strings.Contains(err.Error(), "may still be carried out") {
+		t.Fatalf("unanswered request: %v", err)
+	}
+	// A deposed controller cannot answer.
+	lead.Resign(ctx)
+	pending := <-s.WatchSwitchover(ctx)
+	if !pending.Valid || pending.State != discovery.SwitchoverPending {
+		t.Fatalf("the unanswered request: %+v", pending)
+	}
+	_ = lead.AnswerSwitchover(ctx, pending, true, "")
+	if r := <-s.WatchSwitchover(ctx); r.State != discovery.SwitchoverPending {
+		t.Fatalf("a resigned controller answered: %+v", r)
+	}
+}

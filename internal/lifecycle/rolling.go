@@ -108,7 +108,10 @@ func (r Rolling) restartOne(ctx context.Context, name string) error {
 // and waits until it is published, unfenced.
 func switchover(ctx context.Context, store *discovery.Store, old, to, why string, progress func(node, msg string)) error {
 	progress(old, "writer: switchover to "+to+" through the controller")
-	if err := store.RequestSwitchover(ctx, to, why); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err := store.RequestSwitchover(rctx, to, why)
+	cancel()
+	if err != nil {
 		return err
 	}
 	return until(ctx, 30*time.Second, "the writer moved to "+to, func() bool {

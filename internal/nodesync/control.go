@@ -46,7 +46,9 @@ func Run(ctx context.Context, store *discovery.Store, p *proxy.Proxy, opts Optio
 		opts.Probe = 500 * time.Millisecond
 	}
 	p.FollowController(func(node string) error {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		// The controller answers at once, unless a fence is under way:
+		// then after it (at most drain_grace).
+		rctx, cancel := context.WithTimeout(ctx, opts.FenceTimeout+3*time.Second)
 		defer cancel()
 		return store.RequestSwitchover(rctx, node, opts.Name)
 	})
