@@ -48,11 +48,16 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 		case <-t.C:
 		}
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	// The first look is at once: a controller elected a moment before an
+	// outage must have seen the cluster whole, or it cannot know what to
+	// wait for.
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		nodes, err := store.Nodes(rctx)

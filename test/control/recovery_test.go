@@ -148,6 +148,15 @@ func newManagedRig(t *testing.T) (*sandbox.Sandbox, *discovery.Store, *member, m
 		}
 	})
 	waitFor(t, 30*time.Second, "the proxy has a writer", func() bool { _, _, ok := agreement([]*member{m}); return ok })
+	// The faults these tests make come after the controller has seen
+	// the cluster whole (a controller that never did cannot know what a
+	// recovery must wait for).
+	waitFor(t, 30*time.Second, "the controller recorded the 3-member Primary component", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		c, err := store.ReadLastComponent(ctx)
+		return err == nil && c != nil && len(c.Members) == len(sb.Nodes)
+	})
 	return sb, store, m, agents
 }
 
