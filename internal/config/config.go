@@ -184,11 +184,11 @@ type Discovery struct {
 	Join       string   `toml:"join"`
 	ClientURL  string   `toml:"client_url"`
 	PeerURL    string   `toml:"peer_url"`
-	Username      string `toml:"username"`
-	Password      string `toml:"password"`
-	CAFile        string `toml:"ca_file"`
-	CertFile      string `toml:"cert_file"`
-	KeyFile       string `toml:"key_file"`
+	Username   string   `toml:"username"`
+	Password   string   `toml:"password"`
+	CAFile     string   `toml:"ca_file"`
+	CertFile   string   `toml:"cert_file"`
+	KeyFile    string   `toml:"key_file"`
 	// WriterWeight and ReaderWeight are given to discovered nodes (a
 	// [[servers]] entry of the same name keeps its own).
 	WriterWeight int `toml:"writer_weight"`
