@@ -309,7 +309,7 @@ func addLearner(ctx context.Context, m config.EmbeddedMember, log *slog.Logger) 
 	defer cli.Close()
 	deadline := time.Now().Add(memberTimeout)
 	for attempt := 0; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		resp, err := cli.MemberAddAsLearner(actx, []string{m.PeerURL})
 		cancel()
 		if err == nil {
@@ -373,6 +373,10 @@ func runMember(ctx context.Context, cfg Config, m config.EmbeddedMember, dir, st
 		ec.InitialClusterToken = "galeon-" + cfg.Cluster
 	}
 	ec.LogLevel = "error"
+	if m.Clustered() {
+		// etcd says at warn level that a member was removed.
+		ec.LogLevel = "warn"
+	}
 	ec.LogOutputs = []string{filepath.Join(cfg.DataDir, "etcd.log")}
 	// Leases must expire soon after an agent dies (issue: within 3 s);
 	// etcd's smallest TTL follows from its election timeout.
@@ -388,6 +392,9 @@ func runMember(ctx context.Context, cfg Config, m config.EmbeddedMember, dir, st
 		return e, nil
 	case err := <-e.Err():
 		e.Close()
+		if removed(cfg) {
+			return nil, stoppedError(cfg, m)
+		}
 		return nil, fmt.Errorf("embedded etcd: %w", err)
 	case <-e.Server.StopNotify():
 		e.Close()
@@ -409,12 +416,18 @@ func runMember(ctx context.Context, cfg Config, m config.EmbeddedMember, dir, st
 // cause is that it was removed from the cluster (etcd stops a removed
 // member as soon as a peer tells it).
 func stoppedError(cfg Config, m config.EmbeddedMember) error {
-	logText, _ := os.ReadFile(filepath.Join(cfg.DataDir, "etcd.log"))
-	if strings.Contains(string(logText), "removed") {
+	if removed(cfg) {
 		return fmt.Errorf("embedded etcd member %s was removed from the cluster (galeon discovery member remove/replace) and stops: it must not come back with its old data. To make this proxy a member again, move discovery.data_dir %s aside and start it with discovery.join set to a running member's client address",
 			m.Name, cfg.DataDir)
 	}
 	return fmt.Errorf("embedded etcd member %s stopped before it was ready; see etcd.log in discovery.data_dir %s", m.Name, cfg.DataDir)
+}
+
+// removed says whether etcd logged that this member was removed from
+// its cluster.
+func removed(cfg Config) bool {
+	logText, _ := os.ReadFile(filepath.Join(cfg.DataDir, "etcd.log"))
+	return strings.Contains(string(logText), "permanently removed from the cluster")
 }
 
 func parseURL(client, peer string) (url.URL, url.URL, error) {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestPlanStart(t *testing.T) {
-	peers := []config.Peer{{"p1", "http://h1:2380"}, {"p2", "http://h2:2380"}, {"p3", "http://h3:2380"}}
+	peers := []config.Peer{{Name: "p1", URL: "http://h1:2380"}, {Name: "p2", URL: "http://h2:2380"}, {Name: "p3", URL: "http://h3:2380"}}
 	static := "p1=http://h1:2380,p2=http://h2:2380,p3=http://h3:2380"
 	started := func(id uint64, name, peer string) remoteMember {
 		return remoteMember{ID: id, Name: name, PeerURLs: []string{peer}, ClientURLs: []string{"http://c-" + name}}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -81,8 +82,9 @@ type Store struct {
 	// Endpoints are the client URLs in use.
 	Endpoints []string
 
-	server *embed.Etcd
-	log    *slog.Logger
+	server    *embed.Etcd
+	log       *slog.Logger
+	closeOnce sync.Once
 }
 
 // Open connects to the store, starting the embedded etcd first when so
@@ -154,12 +156,15 @@ func tlsConfig(cfg Config) (*tls.Config, error) {
 }
 
 // Close closes the client and stops the embedded etcd, if any.
+// Closing again does nothing.
 func (s *Store) Close() error {
-	if s.Client != nil {
-		s.Client.Close()
-	}
-	if s.server != nil {
-		s.server.Close()
-	}
+	s.closeOnce.Do(func() {
+		if s.Client != nil {
+			s.Client.Close()
+		}
+		if s.server != nil {
+			s.server.Close()
+		}
+	})
 	return nil
 }
