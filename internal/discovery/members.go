@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Member is one member of the etcd cluster, as etcd lists it.
@@ -84,7 +85,22 @@ func memberLabel(m Member) string {
 // no quorum until it has started, caught up and been promoted (a
 // galeon proxy started with that peer URL does this by itself).
 func (s *Store) AddMember(ctx context.Context, peerURL string) (Member, error) {
-	resp, err := s.Client.MemberAddAsLearner(ctx, []string{peerURL})
+	// etcd refuses a change for a few seconds after its members
+	// (re)connected ("unhealthy cluster": it must have seen a quorum for
+	// 5 s); that passes.
+	var resp *clientv3.MemberAddResponse
+	var err error
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		resp, err = s.Client.MemberAddAsLearner(ctx, []string{peerURL})
+		if !errors.Is(err, rpctypes.ErrUnhealthy) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return Member{}, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 	if err != nil {
 		if errors.Is(err, rpctypes.ErrTooManyLearners) {
 			return Member{}, fmt.Errorf("etcd member add %s: another member is still a learner (etcd adds one at a time): start it, or remove it, then try again", peerURL)

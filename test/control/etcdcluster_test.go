@@ -32,7 +32,7 @@ import (
 // etcdMember is one proxy's embedded etcd member on loopback: its
 // addresses and data directory.
 type etcdMember struct {
-	name, listen, admin, client, peer, dir string
+	name, listen, admin, http, client, peer, dir string
 }
 
 func newEtcdMembers(t *testing.T, names ...string) []*etcdMember {
@@ -44,8 +44,27 @@ func newEtcdMembers(t *testing.T, names ...string) []*etcdMember {
 }
 
 func newEtcdMember(t *testing.T, name string) *etcdMember {
-	return &etcdMember{name: name, listen: discoverytest.FreeAddr(t), admin: discoverytest.FreeAddr(t),
-		client: discoverytest.FreeAddr(t), peer: discoverytest.FreeAddr(t), dir: t.TempDir()}
+	return &etcdMember{name: name, listen: uniqueAddr(t), admin: uniqueAddr(t), http: uniqueAddr(t),
+		client: uniqueAddr(t), peer: uniqueAddr(t), dir: t.TempDir()}
+}
+
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// uniqueAddr is a free loopback address never handed out before in this
+// test binary (the kernel may offer a port again once it is closed).
+func uniqueAddr(t *testing.T) string {
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		a := discoverytest.FreeAddr(t)
+		if !handedOut.addrs[a] {
+			handedOut.addrs[a] = true
+			return a
+		}
+	}
 }
 
 func staticPeers(ms []*etcdMember) []string {
@@ -95,7 +114,7 @@ func writeProxyConfig(t *testing.T, m *etcdMember, d config.Discovery, user, pas
 listen = %q
 [admin]
 listen = %q
-http_listen = ""
+http_listen = %q
 password = "admin-secret"
 [galera]
 monitor_user = %q
@@ -113,7 +132,7 @@ data_dir = %q
 client_listen = %q
 peer_listen = %q
 member_name = %q
-`, m.listen, m.admin, monitor, monitorPassword, user, password, d.Cluster, d.ProxyName, d.SecretKeyFile, d.DataDir, d.ClientListen, d.PeerListen, d.MemberName)
+`, m.listen, m.admin, m.http, monitor, monitorPassword, user, password, d.Cluster, d.ProxyName, d.SecretKeyFile, d.DataDir, d.ClientListen, d.PeerListen, d.MemberName)
 	if len(d.Peers) > 0 {
 		text += "peers = " + q(d.Peers) + "\n"
 	}
@@ -262,7 +281,7 @@ func sharedKeyFile(t *testing.T) (string, sharedconfig.Key) {
 // start; a removed member that restarts with its data does not start.
 func TestEmbeddedEtcdFormsAtOnce(t *testing.T) {
 	keyFile, _ := sharedKeyFile(t)
-	var took []time.Duration
+	var took, stops []time.Duration
 	var last []*proxyProc
 	for round := 1; round <= 10; round++ {
 		ms := newEtcdMembers(t, "p1", "p2", "p3")
@@ -290,9 +309,16 @@ func TestEmbeddedEtcdFormsAtOnce(t *testing.T) {
 		took = append(took, time.Since(start))
 		oneCluster(t, ms, []string{"p1", "p2", "p3"})
 		if round < 10 {
+			// All three stop at once (SIGTERM), as a machine-wide
+			// shutdown would stop them.
+			stopStart := time.Now()
+			var wg sync.WaitGroup
 			for _, p := range ps {
-				p.stop(t)
+				wg.Add(1)
+				go func() { defer wg.Done(); p.stop(t) }()
 			}
+			wg.Wait()
+			stops = append(stops, time.Since(stopStart))
 			continue
 		}
 		last = ps
@@ -301,6 +327,7 @@ func TestEmbeddedEtcdFormsAtOnce(t *testing.T) {
 	slices.Sort(sorted)
 	t.Logf("FIGURE embedded 3-member etcd: 10 of 10 simultaneous starts formed one cluster; start to all three proxies listening: median %s, max %s (each: %v)",
 		sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), roundAll(took))
+	t.Logf("FIGURE three proxies stopped together (SIGTERM): all exited after %v", roundAll(stops))
 
 	ms := []*etcdMember{last[0].m, last[1].m, last[2].m}
 	cfgOf := func(m *etcdMember) string { return filepath.Join(m.dir, "galeon.toml") }
@@ -317,6 +344,7 @@ func TestEmbeddedEtcdFormsAtOnce(t *testing.T) {
 		})
 	}
 	waitRefused := func(p *proxyProc, what, want string) {
+		started := time.Now()
 		select {
 		case <-p.done:
 		case <-time.After(60 * time.Second):
@@ -325,7 +353,7 @@ func TestEmbeddedEtcdFormsAtOnce(t *testing.T) {
 		if !strings.Contains(p.logText(), want) {
 			t.Fatalf("%s: want a refusal saying %q, got:\n%s", what, want, p.logText())
 		}
-		t.Logf("%s: refused: %s", what, lastLine(p.logText()))
+		t.Logf("%s: refused after %s: %s", what, time.Since(started).Round(time.Millisecond), lastLine(p.logText()))
 	}
 
 	// 1. A member killed (kill -9) and restarted with its data rejoins.
@@ -409,5 +437,4 @@ var (
 	_ = sandboxtest.New
 	_ = sandbox.Options{}
 	_ = discovery.Embedded
-	_ sync.Mutex
 )
