@@ -110,8 +110,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
 		}
 		s.server, s.Endpoints = srv, urls
 		if len(urls) > 1 || len(cfg.Peers) > 0 || cfg.Join != "" {
-			// Members come and go (member replace): follow them.
-			autoSync = 10 * time.Second
+			// Members come and go (member replace), and a member that
+			// was not up yet when this one became ready has published
+			// no client URL: follow the membership.
+			autoSync = 5 * time.Second
 		}
 	} else {
 		s.Endpoints, secure, _ = config.ParseEndpoints(cfg.Endpoints)

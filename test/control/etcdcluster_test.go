@@ -431,10 +431,305 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-var (
-	_ = assemble.Options{}
-	_ = proxytest.StartWith
-	_ = sandboxtest.New
-	_ = sandbox.Options{}
-	_ = discovery.Embedded
-)
+// etcdLeader returns the ID of the etcd leader as the members seen by c
+// report it, and the member ID of m.
+func etcdLeader(t *testing.T, c *clientv3.Client, m *etcdMember) (leader, self uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	st, err := c.Status(ctx, "http://"+m.client)
+	if err != nil {
+		t.Fatalf("status of %s: %v", m.name, err)
+	}
+	return st.Leader, st.Header.MemberId
+}
+
+// moveLeader makes m the etcd leader (etcd's MoveLeader, sent to the
+// current leader).
+func moveLeader(t *testing.T, all []*etcdMember, m *etcdMember) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "etcd leadership on "+m.name, func() bool {
+		c := memberClient(t, m)
+		leader, self := etcdLeader(t, c, m)
+		if leader == self {
+			return true
+		}
+		for _, o := range all {
+			oc := memberClient(t, o)
+			if l, id := etcdLeader(t, oc, o); l == id {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, err := oc.MoveLeader(ctx, self)
+				cancel()
+				if err != nil {
+					t.Logf("move leader to %s: %v", m.name, err)
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		return false
+	})
+}
+
+// degradedWatch records whether any in-process proxy went degraded.
+type degradedWatch struct {
+	mu   sync.Mutex
+	seen []string
+	stop chan struct{}
+	done chan struct{}
+}
+
+func watchDegraded(ms []*member) *degradedWatch {
+	w := &degradedWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			for _, m := range ms {
+				if m.p.Degraded() {
+					w.mu.Lock()
+					w.seen = append(w.seen, fmt.Sprintf("%s at %s", m.name, time.Now().Format("15:04:05.000")))
+					w.mu.Unlock()
+				}
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+func (w *degradedWatch) finish() []string {
+	close(w.stop)
+	<-w.done
+	return w.seen
+}
+
+// maxWriteGap is the longest time between two acknowledged writes of the
+// named proxies in [from, to] (the ledger's commit timestamps).
+func maxWriteGap(t *testing.T, sb *sandbox.Sandbox, node string, proxies []string, from, to time.Time) time.Duration {
+	t.Helper()
+	db, err := sb.DB(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "SELECT at FROM app.ledger WHERE proxy IN ('" + strings.Join(proxies, "','") + "') AND at BETWEEN ? AND ? ORDER BY at"
+	rows, err := db.Query(q, from.UTC().Format("2006-01-02 15:04:05.000000"), to.UTC().Format("2006-01-02 15:04:05.000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var prev time.Time
+	var gap time.Duration
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		at, err := time.Parse("2006-01-02 15:04:05.999999", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !prev.IsZero() && at.Sub(prev) > gap {
+			gap = at.Sub(prev)
+		}
+		prev = at
+	}
+	return gap
+}
+
+// TestEmbeddedEtcdMemberLossUnderLoad: three proxies — two in this
+// process, one a `galeon proxy` process — form the embedded 3-member
+// etcd cluster over a real Galera sandbox, with write and read load
+// through all three. (1) The process holding the etcd leadership is
+// killed (kill -9): the other two proxies never go degraded and their
+// clients see no error. (2) The lost member is replaced with ONE command
+// and a new proxy joins as p4. (3) The etcd leader's proxy and the Galera
+// writer are killed together: the time until the new writer decision is
+// published is the figure.
+func TestEmbeddedEtcdMemberLossUnderLoad(t *testing.T) {
+	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
+	c := sb.Credentials
+	keyFile, key := sharedKeyFile(t)
+	ems := newEtcdMembers(t, "p1", "p2", "p3")
+	peers := staticPeers(ems)
+
+	// p3 is a process; it waits for a quorum, which p1 completes.
+	p3 := startProxyProc(t, ems[2], writeProxyConfig(t, ems[2], ems[2].discoveryConfig(peers, "", keyFile), c.AppUser, c.AppPassword, c.MonitorUser, c.MonitorPassword))
+	var ms []*member
+	for _, em := range ems[:2] {
+		cfg := config.Defaults()
+		cfg.Proxy.Listen = em.listen
+		cfg.Users = []config.User{{Name: c.AppUser, Password: c.AppPassword}}
+		cfg.Galera.MonitorUser, cfg.Galera.MonitorPassword = c.MonitorUser, c.MonitorPassword
+		cfg.Galera.Interval = config.Duration(200 * time.Millisecond)
+		cfg.Galera.DrainGrace = config.Duration(3 * time.Second)
+		cfg.Discovery = em.discoveryConfig(peers, "", keyFile)
+		ln, err := net.Listen("tcp", em.listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := proxytest.StartWith(t, assemble.Options{Config: &cfg, Log: testLog(em.name), Key: &key, Name: em.name, Listener: ln})
+		ms = append(ms, &member{name: em.name, p: a.Proxy, addr: a.Addr, db: appDB(t, sb, a.Addr), store: a.Store})
+	}
+	waitFor(t, 60*time.Second, "p3 listens", func() bool {
+		if p3.exited() {
+			t.Fatalf("p3 exited: %v\n%s", p3.err, p3.logText())
+		}
+		return p3.listening()
+	})
+	oneCluster(t, ems, []string{"p1", "p2", "p3"})
+	for _, m := range ms {
+		// A member that was not up yet when this one became ready is
+		// added by the client's membership sync.
+		waitFor(t, 15*time.Second, m.name+" uses all three members' client URLs", func() bool {
+			return len(m.store.Client.Endpoints()) == 3
+		})
+	}
+
+	// Agents use every member's client URL, as the docs say.
+	actx, acancel := context.WithTimeout(context.Background(), 10*time.Second)
+	agentStore, err := discovery.Open(actx, discovery.Config{Endpoints: clientEndpoints(ems...), Cluster: "galeon"}, discoverytest.Quiet())
+	acancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agentStore.Close() })
+	for _, n := range sb.Nodes {
+		runAgent(t, sb, agentStore, n)
+	}
+	waitFor(t, 60*time.Second, "p1 and p2 agree on a writer: "+views(ms), func() bool {
+		_, _, ok := agreement(ms)
+		return ok
+	})
+	writer, epoch, _ := agreement(ms)
+	wdb, err := sb.DB(writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createLedger(t, wdb)
+	p3m := &member{name: "p3", addr: ems[2].listen, db: appDB(t, sb, ems[2].listen)}
+	waitFor(t, 30*time.Second, "p3 serves writes", func() bool {
+		_, err := p3m.db.Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, 'p3', NOW(6))")
+		return err == nil
+	})
+	controller := "p3"
+	for _, m := range ms {
+		if m.p.IsController() {
+			controller = m.name
+		}
+	}
+
+	// 1. The etcd leader's proxy is killed under load.
+	moveLeader(t, ems, ems[2])
+	survivors := startLedger(ms, 2, 2)
+	victims := startLedger([]*member{p3m}, 1, 1)
+	deg := watchDegraded(ms)
+	time.Sleep(time.Second) // load before the kill, for the gap figure
+	etcdProbe := memberClient(t, ems[0], ems[1])
+	killed := time.Now()
+	p3.kill()
+	var etcdBack time.Time
+	for time.Since(killed) < 20*time.Second {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		_, err := etcdProbe.Put(ctx, "/galeon-test/probe", killed.String())
+		cancel()
+		if err == nil {
+			etcdBack = time.Now()
+			break
+		}
+	}
+	if etcdBack.IsZero() {
+		t.Fatal("etcd takes no write 20s after its leader's proxy was killed")
+	}
+	time.Sleep(6 * time.Second) // beyond the degraded probe (2 failures) and the leases (2 s)
+	end := time.Now()
+	acks := survivors.finish()
+	victims.finish()
+	degraded := deg.finish()
+	gap := maxWriteGap(t, sb, writer, []string{"p1", "p2"}, killed.Add(-time.Second), end)
+	t.Logf("FIGURE etcd leader's proxy (p3, galeon controller: %s) kill -9 under load: etcd writes again after %d ms; p1, p2: %d acknowledged writes, errors %v, longest write gap %d ms, degraded: %v",
+		controller, etcdBack.Sub(killed).Milliseconds(), len(acks), survivors.errs, gap.Milliseconds(), degraded)
+	if len(survivors.errs) > 0 {
+		t.Errorf("clients of the surviving proxies saw errors: %v", survivors.errs)
+	}
+	if len(degraded) > 0 {
+		t.Errorf("a surviving proxy went degraded: %v", degraded)
+	}
+	if w, e, ok := agreement(ms); !ok || w != writer || e != epoch {
+		t.Errorf("p1, p2 now on %q epoch %d (agree %v); want %s epoch %d unchanged", w, e, ok, writer, epoch)
+	}
+
+	// 2. p3 is replaced with one command; p4 joins on another address.
+	p4m := newEtcdMember(t, "p4")
+	out, err := exec.Command(galeonBin, "discovery", "member", "replace", "p3", "--peer-url", "http://"+p4m.peer, "--discovery", clientEndpoints(ems[0], ems[1])).CombinedOutput()
+	if err != nil {
+		t.Fatalf("member replace p3: %v: %s", err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	joinStart := time.Now()
+	p4 := startProxyProc(t, p4m, writeProxyConfig(t, p4m, p4m.discoveryConfig(nil, clientEndpoints(ems[0], ems[1]), keyFile), c.AppUser, c.AppPassword, c.MonitorUser, c.MonitorPassword))
+	waitFor(t, 60*time.Second, "p4 listens", func() bool {
+		if p4.exited() {
+			t.Fatalf("p4 exited: %v\n%s", p4.err, p4.logText())
+		}
+		return p4.listening()
+	})
+	now := []*etcdMember{ems[0], ems[1], p4m}
+	waitFor(t, 30*time.Second, "p4 a voting member", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		resp, err := etcdProbe.MemberList(ctx)
+		return err == nil && len(resp.Members) == 3 && !slices.ContainsFunc(resp.Members, func(m *etcdserverpb.Member) bool { return m.IsLearner || len(m.ClientURLs) == 0 })
+	})
+	oneCluster(t, now, []string{"p1", "p2", "p4"})
+	t.Logf("FIGURE member replaced: p4 listening and a voting member %d ms after its start", time.Since(joinStart).Milliseconds())
+
+	// 3. The etcd leader's proxy (p4) and the Galera writer die together.
+	moveLeader(t, now, p4m)
+	waitFor(t, 30*time.Second, "p1 and p2 agree: "+views(ms), func() bool {
+		_, _, ok := agreement(ms)
+		return ok
+	})
+	writer, epoch, _ = agreement(ms)
+	controller = "p4"
+	for _, m := range ms {
+		if m.p.IsController() {
+			controller = m.name
+		}
+	}
+	watchStore, err := discovery.Open(context.Background(), discovery.Config{Endpoints: clientEndpoints(ems[0], ems[1]), Cluster: "galeon"}, discoverytest.Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watchStore.Close()
+	wctx, wcancel := context.WithCancel(context.Background())
+	defer wcancel()
+	published := make(chan time.Time, 1)
+	go func() {
+		for u := range watchStore.WatchWriter(wctx) {
+			if d := u.Decision; u.Present && d.Writer != "" && d.Writer != writer && d.Epoch > epoch {
+				published <- time.Now()
+				return
+			}
+		}
+	}()
+	killed = time.Now()
+	p4.kill()
+	if err := sb.Kill(writer); err != nil {
+		t.Fatal(err)
+	}
+	var at time.Time
+	select {
+	case at = <-published:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no new writer decision 30s after the etcd leader's proxy and the writer %s died: %s", writer, views(ms))
+	}
+	agreed := waitFor(t, 30*time.Second, "p1 and p2 on the new writer: "+views(ms), func() bool {
+		w, e, ok := agreement(ms)
+		return ok && w != writer && e > epoch
+	})
+	t.Logf("FIGURE etcd leader loss (p4, galeon controller: %s) + writer %s kill -9: new writer decision published after %d ms, p1 and p2 on it after %d ms",
+		controller, writer, at.Sub(killed).Milliseconds(), agreed.Sub(killed).Milliseconds())
+}
