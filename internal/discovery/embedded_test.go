@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -179,5 +180,46 @@ func TestEmbeddedCluster(t *testing.T) {
 		t.Errorf("removed member refused with %q; etcd.log:\n%s", err, b)
 	} else {
 		t.Logf("removed member refused: %v", err)
+	}
+}
+
+// TestMemberAddedTooQuickly: a member added but never started (a proxy
+// that fails before it starts, an operator's add ahead of time) costs no
+// quorum, because galeon adds members as learners: with one of three
+// voting members then down, the cluster still takes writes. A second
+// add is refused while the first learner is pending (etcd takes one at
+// a time) with a message saying what to do; removing the pending
+// learner lets it through.
+func TestMemberAddedTooQuickly(t *testing.T) {
+	ms := newMembers(t, 3)
+	peers := peersOf(ms)
+	stores := openAll(t, []discovery.Config{ms[0].config(peers, ""), ms[1].config(peers, ""), ms[2].config(peers, "")})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pending, err := stores[0].AddMember(ctx, "http://"+discoverytest.FreeAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores[0].AddMember(ctx, "http://"+discoverytest.FreeAddr(t)); err == nil || !strings.Contains(err.Error(), "still a learner") {
+		t.Fatalf("a second add while a learner is pending: %v", err)
+	} else {
+		t.Logf("second add refused: %v", err)
+	}
+	stores[2].Close()
+	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err = stores[0].Client.Put(pctx, "/test/quorum", "kept")
+	pcancel()
+	if err != nil {
+		t.Fatalf("with a never-started learner and one of three members down, etcd takes no write: %v", err)
+	}
+	if _, err := stores[0].RemoveMember(ctx, strconv.FormatUint(pending.ID, 16)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := stores[0].Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 3 {
+		t.Fatalf("members after removing the pending learner: %+v", list)
 	}
 }

@@ -707,9 +707,14 @@ func TestEmbeddedEtcdMemberLossUnderLoad(t *testing.T) {
 	wctx, wcancel := context.WithCancel(context.Background())
 	defer wcancel()
 	published := make(chan time.Time, 1)
+	var fencedAt time.Time // written before published is sent
 	go func() {
 		for u := range watchStore.WatchWriter(wctx) {
-			if d := u.Decision; u.Present && d.Writer != "" && d.Writer != writer && d.Epoch > epoch {
+			d := u.Decision
+			if u.Present && d.Writer == "" && d.Epoch > epoch && fencedAt.IsZero() {
+				fencedAt = time.Now()
+			}
+			if u.Present && d.Writer != "" && d.Writer != writer && d.Epoch > epoch {
 				published <- time.Now()
 				return
 			}
@@ -730,6 +735,10 @@ func TestEmbeddedEtcdMemberLossUnderLoad(t *testing.T) {
 		w, e, ok := agreement(ms)
 		return ok && w != writer && e > epoch
 	})
-	t.Logf("FIGURE etcd leader loss (p4, galeon controller: %s) + writer %s kill -9: new writer decision published after %d ms, p1 and p2 on it after %d ms",
-		controller, writer, at.Sub(killed).Milliseconds(), agreed.Sub(killed).Milliseconds())
+	fence := "not seen"
+	if !fencedAt.IsZero() {
+		fence = fmt.Sprintf("%d ms", fencedAt.Sub(killed).Milliseconds())
+	}
+	t.Logf("FIGURE etcd leader loss (p4, galeon controller: %s) + writer %s kill -9: fence published after %s, new writer decision after %d ms, p1 and p2 on it after %d ms",
+		controller, writer, fence, at.Sub(killed).Milliseconds(), agreed.Sub(killed).Milliseconds())
 }
