@@ -444,35 +444,48 @@ func parseURL(client, peer string) (url.URL, url.URL, error) {
 
 // promoteAndList promotes this member if it is a learner (etcd allows it
 // once the learner has caught up with the leader) and returns the voting
-// members' client URLs, this member's first.
+// members' client URLs, this member's first. A learner serves neither
+// the member list nor the promotion: both go to the other members, found
+// in this member's own copy of the membership and in via.
 func promoteAndList(ctx context.Context, e *embed.Etcd, m config.EmbeddedMember, via []string, log *slog.Logger) ([]string, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: append(via, m.ClientURL), DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		return nil, err
+	self := e.Server.MemberID()
+	others := func(votersOnly bool) []string {
+		var urls []string
+		for _, o := range e.Server.Cluster().Members() {
+			if o.ID != self && !(votersOnly && o.IsLearner) {
+				urls = append(urls, o.ClientURLs...)
+			}
+		}
+		return urls
 	}
-	defer cli.Close()
-	self := uint64(e.Server.MemberID())
+	var cli *clientv3.Client
+	defer func() {
+		if cli != nil {
+			cli.Close()
+		}
+	}()
 	deadline := time.Now().Add(memberTimeout)
+	var err error
 	for attempt := 0; ; attempt++ {
-		ms, err := listMembersWith(ctx, cli)
-		if err == nil {
-			learner := slices.ContainsFunc(ms, func(r remoteMember) bool { return r.ID == self && r.Learner })
-			if !learner {
-				urls := []string{m.ClientURL}
-				for _, r := range ms {
-					if r.ID != self && !r.Learner {
-						urls = append(urls, r.ClientURLs...)
-					}
-				}
-				return urls, nil
+		if !e.Server.IsLearner() {
+			return append([]string{m.ClientURL}, others(true)...), nil
+		}
+		if cli == nil {
+			eps := append(others(false), via...)
+			if cli, err = clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 2 * time.Second, Logger: zap.NewNop()}); err != nil {
+				return nil, err
 			}
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err = cli.MemberPromote(pctx, self)
-			cancel()
-			if err == nil {
-				log.Info("promoted from learner to voting member", "attempts", attempt+1)
-				continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err = cli.MemberPromote(pctx, uint64(self))
+		cancel()
+		if err == nil || errors.Is(err, rpctypes.ErrMemberNotLearner) {
+			log.Info("promoted from learner to voting member", "attempts", attempt+1)
+			// Wait until this member has applied its own promotion.
+			for e.Server.IsLearner() && time.Now().Before(deadline) && ctx.Err() == nil {
+				time.Sleep(20 * time.Millisecond)
 			}
+			continue
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, fmt.Errorf("embedded etcd member %s: not a voting member after %s: %v (it stays a learner; `galeon discovery member list` shows it)", m.Name, memberTimeout, err)
@@ -485,14 +498,4 @@ func promoteAndList(ctx context.Context, e *embed.Etcd, m config.EmbeddedMember,
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-func listMembersWith(ctx context.Context, cli *clientv3.Client) ([]remoteMember, error) {
-	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	resp, err := cli.MemberList(lctx)
-	if err != nil {
-		return nil, err
-	}
-	return fromPB(resp), nil
 }
