@@ -174,11 +174,21 @@ type Discovery struct {
 	DataDir       string `toml:"data_dir"`
 	ClientListen  string `toml:"client_listen"`
 	PeerListen    string `toml:"peer_listen"`
-	Username      string `toml:"username"`
-	Password      string `toml:"password"`
-	CAFile        string `toml:"ca_file"`
-	CertFile      string `toml:"cert_file"`
-	KeyFile       string `toml:"key_file"`
+	// MemberName, Peers, Join, ClientURL and PeerURL make the embedded
+	// etcd one member of a cluster of several proxies (discovery.go,
+	// EmbeddedMember): Peers ("name=http://host:2380", etcd's
+	// initial-cluster) for members formed together, Join (a running
+	// member's client URL) for a member added later.
+	MemberName string   `toml:"member_name"`
+	Peers      []string `toml:"peers"`
+	Join       string   `toml:"join"`
+	ClientURL  string   `toml:"client_url"`
+	PeerURL    string   `toml:"peer_url"`
+	Username   string   `toml:"username"`
+	Password   string   `toml:"password"`
+	CAFile     string   `toml:"ca_file"`
+	CertFile   string   `toml:"cert_file"`
+	KeyFile    string   `toml:"key_file"`
 	// WriterWeight and ReaderWeight are given to discovered nodes (a
 	// [[servers]] entry of the same name keeps its own).
 	WriterWeight int `toml:"writer_weight"`

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -39,6 +38,12 @@ type Config struct {
 	// ClientListen and PeerListen are the embedded etcd's addresses
 	// (loopback by default: 127.0.0.1:2379 and 127.0.0.1:2380).
 	ClientListen, PeerListen string
+	// MemberName, Peers, Join, ClientURL and PeerURL make the embedded
+	// etcd one member of a cluster of proxies (embedded.go).
+	MemberName         string
+	Peers              []string
+	Join               string
+	ClientURL, PeerURL string
 	// Username and Password for etcd's authentication, if enabled.
 	Username, Password string
 	// CAFile verifies the servers' certificates (TLS); CertFile and
@@ -53,14 +58,21 @@ type Config struct {
 func FromSettings(d config.Discovery) Config {
 	return Config{Endpoints: d.Endpoints, Cluster: d.Cluster, DataDir: d.DataDir,
 		ClientListen: d.ClientListen, PeerListen: d.PeerListen, Username: d.Username, Password: d.Password,
-		CAFile: d.CAFile, CertFile: d.CertFile, KeyFile: d.KeyFile}
+		CAFile: d.CAFile, CertFile: d.CertFile, KeyFile: d.KeyFile,
+		MemberName: d.MemberName, Peers: d.Peers, Join: d.Join, ClientURL: d.ClientURL, PeerURL: d.PeerURL}
+}
+
+// settings is c as the configuration's [discovery] section.
+func (c Config) settings() config.Discovery {
+	return config.Discovery{Endpoints: c.Endpoints, Cluster: c.Cluster, DataDir: c.DataDir,
+		ClientListen: c.ClientListen, PeerListen: c.PeerListen, Username: c.Username, Password: c.Password,
+		CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile,
+		MemberName: c.MemberName, Peers: c.Peers, Join: c.Join, ClientURL: c.ClientURL, PeerURL: c.PeerURL}
 }
 
 // Validate lists the problems of c, each naming its key (discovery.*).
 func (c Config) Validate() []string {
-	return config.Discovery{Endpoints: c.Endpoints, Cluster: c.Cluster, DataDir: c.DataDir,
-		ClientListen: c.ClientListen, PeerListen: c.PeerListen, Username: c.Username, Password: c.Password,
-		CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile}.ValidateStore()
+	return c.settings().ValidateStore()
 }
 
 // Store is an open connection to the control-plane store.
@@ -72,8 +84,9 @@ type Store struct {
 	// Endpoints are the client URLs in use.
 	Endpoints []string
 
-	server *embed.Etcd
-	log    *slog.Logger
+	server    *embed.Etcd
+	log       *slog.Logger
+	closeOnce sync.Once
 }
 
 // Open connects to the store, starting the embedded etcd first when so
@@ -91,12 +104,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
 	}
 	s := &Store{Keys: NewKeys(cfg.Cluster), log: log}
 	var secure bool
+	var autoSync time.Duration
 	if cfg.Endpoints == Embedded {
-		srv, url, err := startEmbedded(ctx, cfg)
+		srv, urls, err := startEmbedded(ctx, cfg, log)
 		if err != nil {
 			return nil, err
 		}
-		s.server, s.Endpoints = srv, []string{url}
+		s.server, s.Endpoints = srv, urls
+		if len(urls) > 1 || len(cfg.Peers) > 0 || cfg.Join != "" {
+			// Members come and go (member replace), and a member that
+			// was not up yet when this one became ready has published
+			// no client URL: follow the membership.
+			autoSync = 5 * time.Second
+		}
 	} else {
 		s.Endpoints, secure, _ = config.ParseEndpoints(cfg.Endpoints)
 	}
@@ -112,6 +132,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Store, error) {
 			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
 			MinConnectTimeout: time.Second,
 		})},
+		AutoSyncInterval: autoSync,
 	}
 	if secure || cfg.CAFile != "" {
 		tc, err := tlsConfig(cfg)
@@ -146,56 +167,16 @@ func tlsConfig(cfg Config) (*tls.Config, error) {
 	return tc, nil
 }
 
-// startEmbedded runs a single-member etcd on loopback in this process.
-func startEmbedded(ctx context.Context, cfg Config) (*embed.Etcd, string, error) {
-	client, peer := cfg.ClientListen, cfg.PeerListen
-	if client == "" {
-		client = "127.0.0.1:2379"
-	}
-	if peer == "" {
-		peer = "127.0.0.1:2380"
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, "", fmt.Errorf("discovery.data_dir: %w", err)
-	}
-	ec := embed.NewConfig()
-	ec.Name = "galeon"
-	ec.Dir = filepath.Join(cfg.DataDir, "etcd")
-	cu, pu := url.URL{Scheme: "http", Host: client}, url.URL{Scheme: "http", Host: peer}
-	ec.ListenClientUrls, ec.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
-	ec.ListenPeerUrls, ec.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
-	ec.InitialCluster = ec.Name + "=" + pu.String()
-	ec.LogLevel = "error"
-	ec.LogOutputs = []string{filepath.Join(cfg.DataDir, "etcd.log")}
-	// Leases must expire soon after an agent dies (issue: within 3 s);
-	// etcd's smallest TTL follows from its election timeout.
-	ec.TickMs, ec.ElectionMs = 100, 1000
-	e, err := embed.StartEtcd(ec)
-	if err != nil {
-		return nil, "", fmt.Errorf("embedded etcd (discovery.client_listen %s, peer_listen %s, data_dir %s): %w", client, peer, cfg.DataDir, err)
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		e.Close()
-		return nil, "", fmt.Errorf("embedded etcd: %w", err)
-	case <-time.After(30 * time.Second):
-		e.Close()
-		return nil, "", errors.New("embedded etcd did not become ready within 30s; see etcd.log in discovery.data_dir")
-	case <-ctx.Done():
-		e.Close()
-		return nil, "", ctx.Err()
-	}
-	return e, cu.String(), nil
-}
-
 // Close closes the client and stops the embedded etcd, if any.
+// Closing again does nothing.
 func (s *Store) Close() error {
-	if s.Client != nil {
-		s.Client.Close()
-	}
-	if s.server != nil {
-		s.server.Close()
-	}
+	s.closeOnce.Do(func() {
+		if s.Client != nil {
+			s.Client.Close()
+		}
+		if s.server != nil {
+			s.server.Close()
+		}
+	})
 	return nil
 }
