@@ -69,19 +69,23 @@ func checkWriters(servers []topology.Server, drained map[string]bool, weights ma
 	}
 	slices.Sort(zeroed)
 	names := strings.Join(zeroed, ", ")
-	target := "another node"
-	if others := otherNames(servers, zeroed); len(others) > 0 {
-		target = others[0]
-	}
 	switch {
 	case len(weighted) == 0:
+		// What to do instead: keep a weight on another node, or on one
+		// of these if the statement zeroes them all.
+		todo := fmt.Sprintf("to take %s out of the writer role, first give another node a writer weight "+
+			"(UPDATE servers SET writer_weight = 100 WHERE name = '%%s')", names)
+		if others := otherNames(servers, zeroed); len(others) > 0 {
+			todo = fmt.Sprintf(todo, others[0])
+		} else {
+			todo = fmt.Sprintf("leave writer_weight > 0 on at least one node (UPDATE servers SET writer_weight = 0 WHERE name != '%s' keeps %s's)", zeroed[0], zeroed[0])
+		}
 		return &mysqlproto.SQLError{Code: erConstraintFailed, State: "23000", Message: fmt.Sprintf(
 			"refused: after this change no node would have writer_weight > 0, so every proxy would stop writes "+
 				"(error 9001 \"no node has a writer weight\") until a writer weight is given back. Nothing was changed. "+
-				"To take %s out of the writer role, first give another node a writer weight "+
-				"(UPDATE servers SET writer_weight = 100 WHERE name = '%s'); "+
-				"to take a node out of service for a while, drain it instead (UPDATE servers SET admin_state = 'drain' WHERE name = '...')",
-			names, target)}
+				"To keep writes going, %s; to take a node out of service for a while, drain it instead "+
+				"(UPDATE servers SET admin_state = 'drain' WHERE name = '...'): the writer role moves to another node with a writer weight",
+			todo)}
 	case len(ableBefore) > 0 && len(ableAfter) == 0:
 		return &mysqlproto.SQLError{Code: erConstraintFailed, State: "23000", Message: fmt.Sprintf(
 			"refused: after this change no node could take writes (ONLINE, writable, not drained, writer_weight > 0): %s; "+

@@ -35,9 +35,9 @@ func TestCheckWriters(t *testing.T) {
 	}{
 		{name: "every writer weight to 0 (the issue's UPDATE servers SET writer_weight = 0)", servers: three,
 			weights: ww("node1", 0, "node2", 0, "node3", 0),
-			want:    []string{"no node would have writer_weight > 0", "9001", "Nothing was changed", "drain it instead", "give another node a writer weight"}},
+			want:    []string{"no node would have writer_weight > 0", "9001", "Nothing was changed", "drain it instead", "leave writer_weight > 0 on at least one node", "WHERE name != 'node1'"}},
 		{name: "the only writer weight to 0", servers: oneWriter, weights: ww("node1", 0),
-			want: []string{"no node would have writer_weight > 0", "WHERE name = 'node2'"}},
+			want: []string{"no node would have writer_weight > 0", "first give another node a writer weight", "WHERE name = 'node2'"}},
 		{name: "one of three to 0: others take writes", servers: three, weights: ww("node1", 0)},
 		{name: "two of three to 0", servers: three, weights: ww("node1", 0, "node2", 0)},
 		{name: "move the weight in one statement", servers: oneWriter, weights: ww("node1", 0, "node2", 500)},
