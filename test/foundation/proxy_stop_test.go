@@ -82,8 +82,9 @@ type runningProxy struct {
 }
 
 // startProxy starts `galeon proxy --config path args...` and waits until
-// it accepts connections on mysqlAddr.
-func startProxy(t *testing.T, path, mysqlAddr string, args ...string) *runningProxy {
+// it accepts connections on every address given (the MySQL listener is
+// open a moment before the admin one).
+func startProxy(t *testing.T, path string, addrs []string, args ...string) *runningProxy {
 	t.Helper()
 	rp := &runningProxy{out: &lockedBuffer{}, exited: make(chan struct{})}
 	rp.cmd = exec.Command(galeonBin, append([]string{"proxy", "--config", path}, args...)...)
@@ -103,17 +104,20 @@ func startProxy(t *testing.T, path, mysqlAddr string, args ...string) *runningPr
 			<-rp.exited
 		}
 	})
-	testkit.WaitFor(t, 30*time.Second, "galeon proxy listening on "+mysqlAddr, func() bool {
+	testkit.WaitFor(t, 30*time.Second, "galeon proxy listening on "+strings.Join(addrs, ", "), func() bool {
 		select {
 		case <-rp.exited:
 			t.Fatalf("galeon proxy exited during start-up (%v):\n%s", rp.err, rp.out)
 		default:
 		}
-		c, err := net.DialTimeout("tcp", mysqlAddr, 100*time.Millisecond)
-		if err == nil {
+		for _, a := range addrs {
+			c, err := net.DialTimeout("tcp", a, 100*time.Millisecond)
+			if err != nil {
+				return false
+			}
 			c.Close()
 		}
-		return err == nil
+		return true
 	})
 	return rp
 }
@@ -186,7 +190,7 @@ func TestProxyNeverShowsPassword(t *testing.T) {
 
 	// First start (generates the password), then a restart (reads it).
 	for _, run := range []string{"first start", "restart"} {
-		rp := startProxy(t, path, mysqlAddr, "--verbose")
+		rp := startProxy(t, path, []string{mysqlAddr, adminAddr}, "--verbose")
 		if st, err := os.Stat(credFile); err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("credentials file after %s: %v %v, want mode 0600", run, st.Mode(), err)
 		}
@@ -210,6 +214,15 @@ func TestProxyNeverShowsPassword(t *testing.T) {
 		if !stopped {
 			_, _ = galeon(t, "proxy", "stop", "--pid-file", pidFile)
 		}
+	})
+	// The launcher returns once the MySQL port accepts; the admin port
+	// opens a moment later.
+	testkit.WaitFor(t, 10*time.Second, "the admin interface listening on "+adminAddr, func() bool {
+		c, err := net.DialTimeout("tcp", adminAddr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
 	})
 	adminLogin(t, adminAddr, secrets()[0])
 	check("proxy --background output", out)
@@ -235,8 +248,8 @@ func TestProxyNeverShowsPassword(t *testing.T) {
 // Then the other proxy, whose etcd is gone, is stopped too.
 func TestProxyStopBounded(t *testing.T) {
 	hostDir, otherDir := t.TempDir(), t.TempDir()
-	hostCfg, hostAddr, _ := embeddedProxyConfig(t, hostDir, "", "")
-	host := startProxy(t, hostCfg, hostAddr)
+	hostCfg, hostAddr, hostAdmin := embeddedProxyConfig(t, hostDir, "", "")
+	host := startProxy(t, hostCfg, []string{hostAddr, hostAdmin})
 	cfgText, err := os.ReadFile(hostCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -247,8 +260,8 @@ func TestProxyStopBounded(t *testing.T) {
 			etcdAddr = strings.Trim(v, `"`)
 		}
 	}
-	otherCfg, otherAddr, _ := embeddedProxyConfig(t, otherDir, etcdAddr, filepath.Join(hostDir, "galeon-secret.key"))
-	other := startProxy(t, otherCfg, otherAddr)
+	otherCfg, otherAddr, otherAdmin := embeddedProxyConfig(t, otherDir, etcdAddr, filepath.Join(hostDir, "galeon-secret.key"))
+	other := startProxy(t, otherCfg, []string{otherAddr, otherAdmin})
 	testkit.WaitFor(t, 10*time.Second, "the second proxy joined the host's etcd", func() bool {
 		return strings.Contains(other.out.String(), "joined the control plane")
 	})
