@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/galeon-db/galeon/internal/assemble"
 	"github.com/galeon-db/galeon/internal/config"
@@ -57,7 +58,7 @@ func runProxy(ctx context.Context, args []string) error {
 		fmt.Printf("%s: configuration is valid (%d servers, %d users, %d query rules)\n", *path, len(cfg.Servers), len(cfg.Users), len(cfg.QueryRules))
 		return nil
 	}
-	user, password, generated, err := adminCredentials(cfg, *path)
+	user, password, from, err := adminCredentials(cfg, *path)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func runProxy(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Printf("galeon proxy running (pid %d, log %s)\n", pid, *logFile)
-		printProxyInfo(cfg, user, password, generated, *path)
+		printProxyInfo(cfg, user, from, *path)
 		fmt.Printf("stop it: galeon proxy stop --pid-file %s\n", *pidFile)
 		return nil
 	}
@@ -112,26 +113,45 @@ func runProxy(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer a.Stop()
+	// A SIGTERM ends the process within shutdownDeadline: the
+	// embedded etcd would otherwise wait 7 s for the streams other
+	// proxies and agents keep open.
+	defer a.StopWithin(shutdownDeadline)
 	log.Info("galeon proxy listening", "mysql", a.Addr, "admin", cfg.Admin.Listen, "http", cfg.Admin.HTTPListen, "servers", len(cfg.Servers))
-	if generated {
-		// The password itself is never logged: it is in the file.
-		log.Info("admin password generated", "user", user, "stored_in", credentialsPath(*path))
+	// The password itself is never logged nor printed: it is in the
+	// configuration or in the credentials file (mode 0600).
+	switch from {
+	case credGenerated:
+		log.Info("admin password generated", "user", user, "stored_in", credentialsPath(*path), "mode", "0600")
+	case credStored:
+		log.Info("admin password read", "user", user, "from", credentialsPath(*path))
 	}
 	return a.Wait(ctx)
 }
 
-func printProxyInfo(cfg *config.Config, user, password string, generated bool, path string) {
+// shutdownDeadline bounds a proxy's stop: leaving the control plane,
+// closing client connections and stopping the embedded etcd.
+const shutdownDeadline = 2 * time.Second
+
+// printProxyInfo tells how to reach a proxy started in the background,
+// and where its admin password is: never the password itself (terminal
+// scrollback and CI logs keep what is printed).
+func printProxyInfo(cfg *config.Config, user string, from credSource, path string) {
 	fmt.Printf("  MySQL:  %s   (mariadb -h%s -P%s -u%s -p...)\n", cfg.Proxy.Listen, hostOf(cfg.Proxy.Listen), portOf(cfg.Proxy.Listen), cfg.Users[0].Name)
 	if cfg.Admin.Listen != "" {
-		fmt.Printf("  admin:  %s   mariadb -h%s -P%s -u%s -p'%s'\n", cfg.Admin.Listen, hostOf(cfg.Admin.Listen), portOf(cfg.Admin.Listen), user, password)
+		fmt.Printf("  admin:  %s   mariadb -h%s -P%s -u%s -p\n", cfg.Admin.Listen, hostOf(cfg.Admin.Listen), portOf(cfg.Admin.Listen), user)
 	}
 	if cfg.Admin.HTTPListen != "" {
 		fmt.Printf("  web:    http://%s/  (dashboard; log in as %s)\n", cfg.Admin.HTTPListen, user)
 		fmt.Printf("  HTTP:   http://%s/metrics  http://%s/api/tables (basic auth %s)\n", cfg.Admin.HTTPListen, cfg.Admin.HTTPListen, user)
 	}
-	if generated {
-		fmt.Printf("  admin password generated and stored in %s (mode 0600)\n", credentialsPath(path))
+	switch from {
+	case credGenerated:
+		fmt.Printf("  admin password: generated and stored in %s (mode 0600, as %s:PASSWORD)\n", credentialsPath(path), user)
+	case credStored:
+		fmt.Printf("  admin password: in %s (mode 0600, as %s:PASSWORD)\n", credentialsPath(path), user)
+	default:
+		fmt.Printf("  admin password: admin.password in %s\n", path)
 	}
 }
 
@@ -144,26 +164,35 @@ func credentialsPath(configPath string) string {
 	return filepath.Join(filepath.Dir(configPath), "galeon-admin.credentials")
 }
 
+// credSource says where the admin password came from.
+type credSource int
+
+const (
+	credConfigured credSource = iota // admin.password in the configuration
+	credGenerated                    // generated now, stored in the credentials file
+	credStored                       // read from the credentials file of an earlier start
+)
+
 // adminCredentials returns the configured admin account, or one generated
 // on first start and stored (0600) for later starts. There is never a
 // fixed default password.
-func adminCredentials(cfg *config.Config, configPath string) (user, password string, generated bool, err error) {
+func adminCredentials(cfg *config.Config, configPath string) (user, password string, from credSource, err error) {
 	if cfg.Admin.Password != "" {
-		return cfg.Admin.User, cfg.Admin.Password, false, nil
+		return cfg.Admin.User, cfg.Admin.Password, credConfigured, nil
 	}
 	p := credentialsPath(configPath)
 	if b, err := os.ReadFile(p); err == nil {
-		if u, pw, ok := strings.Cut(strings.TrimSpace(string(b)), ":"); ok && u == cfg.Admin.User {
-			return u, pw, true, nil
+		if u, pw, ok := strings.Cut(strings.TrimSpace(string(b)), ":"); ok && u == cfg.Admin.User && pw != "" {
+			return u, pw, credStored, nil
 		}
 	}
 	raw := make([]byte, 18)
 	if _, err := rand.Read(raw); err != nil {
-		return "", "", false, err
+		return "", "", 0, err
 	}
 	password = base64.RawURLEncoding.EncodeToString(raw)
 	if err := os.WriteFile(p, []byte(cfg.Admin.User+":"+password+"\n"), 0o600); err != nil {
-		return "", "", false, fmt.Errorf("store generated admin password in %s: %w", p, err)
+		return "", "", 0, fmt.Errorf("store generated admin password in %s: %w", p, err)
 	}
-	return cfg.Admin.User, password, true, nil
+	return cfg.Admin.User, password, credGenerated, nil
 }

@@ -15,6 +15,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/admin"
@@ -73,12 +74,14 @@ type Proxy struct {
 
 	log       *slog.Logger
 	ownsStore bool
-	errs      chan error
-	stopData  context.CancelFunc
-	stopLink  context.CancelFunc
-	dataDone  sync.WaitGroup
-	linkDone  chan struct{}
-	once      sync.Once
+	// embedded: the store this proxy closes runs etcd inside it.
+	embedded bool
+	errs     chan error
+	stopData context.CancelFunc
+	stopLink context.CancelFunc
+	dataDone sync.WaitGroup
+	linkDone chan struct{}
+	once     sync.Once
 }
 
 // Start assembles the proxy and starts serving. An error leaves nothing
@@ -111,7 +114,7 @@ func Start(ctx context.Context, o Options) (_ *Proxy, err error) {
 		if a.Store, err = discovery.Open(ctx, discovery.FromSettings(cfg.Discovery), log); err != nil {
 			return nil, err
 		}
-		a.ownsStore = true
+		a.ownsStore, a.embedded = true, cfg.Discovery.Endpoints == config.EmbeddedEndpoints
 		undo = append(undo, func() { a.Store.Close() })
 	}
 	if a.Store != nil {
@@ -215,17 +218,80 @@ func (a *Proxy) Wait(ctx context.Context) error {
 
 // Stop ends the proxy cleanly: it leaves the control plane first
 // (resigning the controller role, removing its record), then stops
-// serving clients and waits for every goroutine.
+// serving clients and waits for every goroutine, then closes the store
+// (stopping the embedded etcd, if this proxy hosts it).
 func (a *Proxy) Stop() {
-	a.once.Do(func() {
+	a.once.Do(func() { a.stop(nil) })
+}
+
+// StopWithin is Stop bounded by d, for a process that exits next (the
+// CLI on SIGTERM): if the stop is not over after d it logs the step it
+// is still in and returns false, leaving that step to finish in the
+// background. The step that takes long is the embedded etcd's: it waits
+// up to etcd's request timeout (7 s) for the open streams of other
+// proxies and agents, which never end on their own. etcd's log is
+// written synchronously (fsync per entry), so a process that exits
+// there loses nothing.
+func (a *Proxy) StopWithin(d time.Duration) bool {
+	var step atomic.Pointer[string]
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.once.Do(func() { a.stop(&step) })
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		what := "stop"
+		if s := step.Load(); s != nil {
+			what = *s
+		}
+		if what == stepStopEtcd {
+			// The usual case when other proxies or agents use this
+			// etcd: their streams would hold it for 7 s.
+			a.log.Info("shutdown deadline passed while the embedded etcd waits for its clients' streams: exiting without waiting (etcd's log is synced)", "deadline", d)
+		} else {
+			a.log.Warn("shutdown deadline passed: exiting without waiting for the rest", "deadline", d, "still_running", what)
+		}
+		return false
+	}
+}
+
+// stepStopEtcd is the step of stop that stops the embedded etcd.
+const stepStopEtcd = "stop_embedded_etcd"
+
+// stop runs the steps of Stop in order, naming the current one in step
+// (if set) and logging how long each took.
+func (a *Proxy) stop(step *atomic.Pointer[string]) {
+	var took []any
+	run := func(name string, f func()) {
+		if step != nil {
+			step.Store(&name)
+		}
+		t := time.Now()
+		f()
+		took = append(took, name, time.Since(t).Round(time.Microsecond))
+	}
+	begin := time.Now()
+	run("leave_control_plane", func() {
 		a.stopLink()
 		<-a.linkDone
+	})
+	run("close_clients", func() {
 		a.stopData()
 		a.dataDone.Wait()
-		if a.ownsStore {
-			a.Store.Close()
-		}
 	})
+	if a.ownsStore {
+		name := "close_etcd_client"
+		if a.embedded {
+			name = stepStopEtcd
+		}
+		run(name, func() { a.Store.Close() })
+	}
+	a.log.Info("proxy stopped", append([]any{"total", time.Since(begin).Round(time.Microsecond)}, took...)...)
 }
 
 // Halt ends the proxy as a crash would, as seen by its clients: they are

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -106,6 +107,10 @@ type errNoBackend struct {
 	hostgroup route
 	why       string
 	wait      time.Duration
+	// noPrimary: no node is in a Primary component and some answered
+	// from outside one (the cluster lost quorum): the client gets the
+	// nodes' own answer, 1047.
+	noPrimary bool
 }
 
 func (e *errNoBackend) Error() string {
@@ -130,6 +135,12 @@ func asSQLError(err error) *mysqlproto.SQLError {
 		return se
 	}
 	var nb *errNoBackend
+	if errors.As(err, &nb) && nb.noPrimary {
+		return mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
+			"WSREP has not yet prepared node for application use (galeon: no node is in a Primary component after %s: %s; "+
+				"the cluster lost quorum: statements succeed again as soon as a majority of nodes sees each other, "+
+				"or after `galeon cluster recover --force NODE`; retry)", nb.wait, nb.why)
+	}
 	if errors.As(err, &nb) {
 		return mysqlproto.NewSQLError(mysqlproto.ErGaleonNoBackend, "galeon: %s; check the nodes (galeon admin: SELECT * FROM servers)", nb.Error())
 	}
@@ -230,7 +241,7 @@ func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 			if lastErr != nil {
 				why = lastErr.Error()
 			}
-			return nil, &errNoBackend{hostgroup: hostgroup, why: why, wait: wait}
+			return nil, &errNoBackend{hostgroup: hostgroup, why: why, wait: wait, noPrimary: noPrimary(snap.Servers)}
 		case <-snap.Changed():
 		case <-retry:
 		}
@@ -333,4 +344,21 @@ func (s *session) release(c *backend.Conn) uint64 {
 // discard closes a connection taken from the pool.
 func (s *session) discard(c *backend.Conn) {
 	c.Pool().Discard(c)
+}
+
+// noPrimary says whether no node is in a Primary component while some
+// node answers from outside one (wsrep_cluster_status non-Primary): what
+// a node itself answers then is 1047 to every statement, and what galeon
+// answers too. Nodes that are merely unreachable do not say so.
+func noPrimary(servers []topology.Server) bool {
+	outside := false
+	for _, s := range servers {
+		if s.Primary || s.Online {
+			return false
+		}
+		// "non-Primary (wsrep_cluster_status=...)" is the Galera
+		// monitor's reason for such a node (galera.Policy.Evaluate).
+		outside = outside || s.Stale || strings.HasPrefix(s.Reason, "non-Primary")
+	}
+	return outside
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/galeon-db/galeon/internal/memtrim"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/rawio"
+	"github.com/galeon-db/galeon/internal/topology"
 )
 
 type session struct {
@@ -313,17 +314,37 @@ func (s *session) handshake() error {
 		db = u.defaultSchema
 	}
 	if db != "" {
-		// Check the schema now, so a bad one fails the connect as it
-		// would on MySQL, with the server's own error.
 		s.setSchema(db)
-		c, err := s.acquire(s.readHostgroup())
-		if err != nil {
-			s.fail(asSQLError(err))
-			return err
+		if schemaCheckable(s.p.view.Load().Servers) {
+			// Check the schema now, so a bad one fails the connect as
+			// it would on MySQL, with the server's own error.
+			c, err := s.acquire(s.readHostgroup())
+			if err != nil {
+				s.fail(asSQLError(err))
+				return err
+			}
+			s.release(c)
 		}
-		s.release(c)
 	}
 	return s.sendOK()
+}
+
+// schemaCheckable says whether a login's schema can be checked on a node
+// now. Not while no node is online nor in a Primary component (the
+// cluster lost quorum, or every node is down): a node outside the
+// Primary component accepts the login and answers each statement with
+// 1047, and so does galeon — the client is authenticated by galeon's own
+// accounts, and its schema is checked by its first statement that
+// reaches a node — rather than failing the login after
+// proxy.no_backend_timeout, so that a health check that only logs in
+// sees a living proxy.
+func schemaCheckable(servers []topology.Server) bool {
+	for _, srv := range servers {
+		if srv.Online || srv.Primary {
+			return true
+		}
+	}
+	return false
 }
 
 // dispatch runs one command. quit means the client said goodbye.

@@ -122,6 +122,16 @@ func servers(p *proxy.Proxy) admin.Table {
 					return fmt.Errorf("server %s left the topology while the statement ran; nothing was changed, run it again", name)
 				}
 			}
+			// No change may leave the cluster without a node that can
+			// take writes: with discovery it would reach every proxy.
+			snap := p.View().Load()
+			drainedNow := map[string]bool{}
+			for _, s := range snap.Servers {
+				drainedNow[s.Name] = p.OperatorDrained(s.Name)
+			}
+			if err := checkWriters(snap.Servers, drainedNow, weights, drains); err != nil {
+				return err
+			}
 			if err := p.SetWeights(weights); err != nil {
 				return err
 			}

@@ -94,10 +94,16 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 			c.Proxy.MaxPausedWrites = 2
 		})
 		adm := nw.adminDB(t)
-		// No node may take writes (node1, the only one with a writer
-		// weight, loses it): writes pause until a writer appears or
-		// no_backend_timeout ends.
-		if _, err := adm.Exec("UPDATE servers SET writer_weight = 0 WHERE name = 'node1'"); err != nil {
+		// Taking the only writer weight away is refused (it would stop
+		// writes until undone) ...
+		if _, err := adm.Exec("UPDATE servers SET writer_weight = 0 WHERE name = 'node1'"); mysqlErr(err) != 4025 ||
+			!strings.Contains(err.Error(), "no node would have writer_weight > 0") {
+			t.Fatalf("UPDATE servers SET writer_weight = 0 on the only writer: %v, want 4025 saying no node would have a writer weight", err)
+		}
+		// ... but an operator drain of node1, the only node with a
+		// writer weight, leaves no node that may take writes: writes
+		// pause until a writer appears or no_backend_timeout ends.
+		if _, err := adm.Exec("UPDATE servers SET admin_state = 'drain' WHERE name = 'node1'"); err != nil {
 			t.Fatal(err)
 		}
 		stat := func(name string) int64 {
@@ -128,7 +134,7 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 		}
 		// A writer appears: the waiting writes go on as soon as the view
 		// says so, not after the timeout.
-		if _, err := adm.Exec("UPDATE servers SET writer_weight = 100 WHERE name = 'node1'"); err != nil {
+		if _, err := adm.Exec("UPDATE servers SET admin_state = 'active' WHERE name = 'node1'"); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 2; i++ {
