@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -50,6 +51,21 @@ func (d discoveryFlags) config() (discovery.Config, error) {
 		return cfg, errors.New("--discovery embedded: the embedded etcd runs inside `galeon proxy`; point agents at its client address (etcd://127.0.0.1:2379)")
 	}
 	return cfg, nil
+}
+
+// open checks the flags and connects to the control plane, within
+// timeout, for a command that only reads and writes keys (no log).
+func (d discoveryFlags) open(ctx context.Context, timeout time.Duration) (*discovery.Store, error) {
+	dcfg, err := d.config()
+	if err != nil {
+		return nil, err
+	}
+	if problems := dcfg.Validate(); len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "; "))
+	}
+	octx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return discovery.Open(octx, dcfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 func runAgent(ctx context.Context, args []string) error {

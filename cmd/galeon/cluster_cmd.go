@@ -5,12 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/user"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -78,17 +75,8 @@ func runCluster(ctx context.Context, args []string) error {
 	var sb *sandbox.Sandbox
 	var store *discovery.Store
 	if viaAgents {
-		dcfg, err := df.config()
-		if err != nil {
-			return err
-		}
-		if problems := dcfg.Validate(); len(problems) > 0 {
-			return errors.New(strings.Join(problems, "; "))
-		}
-		octx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		store, err = discovery.Open(octx, dcfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		cancel()
-		if err != nil {
+		var err error
+		if store, err = df.open(ctx, 3*time.Second); err != nil {
 			return err
 		}
 	} else {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -70,21 +69,12 @@ func runDiscovery(ctx context.Context, args []string) error {
 			return fmt.Errorf("--peer-url %q: give http://HOST:PORT (the embedded etcd speaks plain http between members)", *peerURL)
 		}
 	}
-	dcfg, err := df.config()
-	if err != nil {
-		return err
-	}
-	if problems := dcfg.Validate(); len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
-	}
-	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	store, err := discovery.Open(octx, dcfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	cancel()
+	store, err := df.open(ctx, 5*time.Second)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	switch action {
 	case "list":

@@ -24,6 +24,22 @@ func openExternal(t *testing.T, endpoints string) *discovery.Store {
 	return s
 }
 
+// startExternalProxies starts three proxies, each with its own client of
+// the etcd cluster at endpoints (the first with the sandbox's accounts in
+// its file), and waits until they agree on a writer.
+func startExternalProxies(t *testing.T, sb *sandbox.Sandbox, endpoints string) []*member {
+	t.Helper()
+	var ms []*member
+	for i, name := range []string{"proxy1", "proxy2", "proxy3"} {
+		ms = append(ms, startProxyVia(t, sb, func() (*discovery.Store, func()) { return openExternal(t, endpoints), func() {} }, name, i == 0))
+	}
+	waitFor(t, 30*time.Second, "all proxies agree on a writer: "+views(ms), func() bool {
+		_, _, ok := agreement(ms)
+		return ok
+	})
+	return ms
+}
+
 func degraded(ms []*member, want bool) bool {
 	for _, m := range ms {
 		if m.p.Degraded() != want {
@@ -52,14 +68,7 @@ func TestExternalEtcd(t *testing.T) {
 	for _, n := range sb.Nodes {
 		runAgent(t, sb, agents, n)
 	}
-	var ms []*member
-	for i, name := range []string{"proxy1", "proxy2", "proxy3"} {
-		ms = append(ms, startProxyVia(t, sb, func() (*discovery.Store, func()) { return openExternal(t, endpoints), func() {} }, name, i == 0))
-	}
-	waitFor(t, 30*time.Second, "all proxies agree on a writer: "+views(ms), func() bool {
-		_, _, ok := agreement(ms)
-		return ok
-	})
+	ms := startExternalProxies(t, sb, endpoints)
 	checkScaling(t, sb, agents, ms)
 	w0, _, _ := agreement(ms)
 	db0, _ := sb.DB(w0)

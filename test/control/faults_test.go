@@ -96,6 +96,20 @@ func (b *bank) commitsAfter(proxy string, t time.Time) int {
 	return n
 }
 
+// waitEach waits until every proxy of ms has n acknowledged COMMITs
+// after since, failing the test after timeout.
+func (b *bank) waitEach(t *testing.T, ms []*member, since time.Time, n int, timeout time.Duration, what string) {
+	t.Helper()
+	waitFor(t, timeout, what, func() bool {
+		for _, m := range ms {
+			if b.commitsAfter(m.name, since) < n {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // firstAfter is proxy's first acknowledged COMMIT after t.
 func (b *bank) firstAfter(proxy string, t time.Time) (time.Time, bool) {
 	b.mu.Lock()
@@ -111,17 +125,28 @@ func (b *bank) firstAfter(proxy string, t time.Time) (time.Time, bool) {
 // largestGap is the longest time between two acknowledged COMMITs of
 // proxy within [from, to].
 func (b *bank) largestGap(proxy string, from, to time.Time) time.Duration {
+	gap, _ := b.largestGapAt(proxy, from, to)
+	return gap
+}
+
+// largestGapAt is largestGap with the time the gap began.
+func (b *bank) largestGapAt(proxy string, from, to time.Time) (time.Duration, time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	last, gap := from, time.Duration(0)
+	last, gap, began := from, time.Duration(0), from
 	for _, at := range b.commits[proxy] {
 		if at.Before(from) || at.After(to) {
 			continue
 		}
-		gap = max(gap, at.Sub(last))
+		if at.Sub(last) > gap {
+			gap, began = at.Sub(last), last
+		}
 		last = at
 	}
-	return max(gap, to.Sub(last))
+	if to.Sub(last) > gap {
+		gap, began = to.Sub(last), last
+	}
+	return gap, began
 }
 
 func (b *bank) finish() []int64 {
@@ -171,14 +196,7 @@ func TestHungWriterFailsOverAtGaleraSpeed(t *testing.T) {
 	createLedger(t, db0)
 	b := startBank(ms, 2)
 	start := time.Now()
-	waitFor(t, 20*time.Second, "transfers acknowledged through every proxy", func() bool {
-		for _, m := range ms {
-			if b.commitsAfter(m.name, start) < 20 {
-				return false
-			}
-		}
-		return true
-	})
+	b.waitEach(t, ms, start, 20, 20*time.Second, "transfers acknowledged through every proxy")
 
 	paused := time.Now()
 	if err := sb.Pause(w0); err != nil {
@@ -385,14 +403,7 @@ func TestEtcdReturnIsANonEvent(t *testing.T) {
 		runAgent(t, sb, own, n)
 		severs[n.Name] = sever
 	}
-	var ms []*member
-	for i, name := range []string{"proxy1", "proxy2", "proxy3"} {
-		ms = append(ms, startProxyVia(t, sb, func() (*discovery.Store, func()) { return openExternal(t, endpoints), func() {} }, name, i == 0))
-	}
-	waitFor(t, 30*time.Second, "all proxies agree on a writer: "+views(ms), func() bool {
-		_, _, ok := agreement(ms)
-		return ok
-	})
+	ms := startExternalProxies(t, sb, endpoints)
 	w0, e0, _ := agreement(ms)
 	db0, err := sb.DB(w0)
 	if err != nil {
@@ -410,14 +421,7 @@ func TestEtcdReturnIsANonEvent(t *testing.T) {
 	b := startBank(ms, 2)
 	l := startLedger(ms, 0, 2)
 	loaded := time.Now()
-	waitFor(t, 10*time.Second, "transfers acknowledged through every proxy", func() bool {
-		for _, m := range ms {
-			if b.commitsAfter(m.name, loaded) < 20 {
-				return false
-			}
-		}
-		return true
-	})
+	b.waitEach(t, ms, loaded, 20, 10*time.Second, "transfers acknowledged through every proxy")
 
 	changes := map[string]int{}
 	for _, m := range ms {
@@ -455,14 +459,7 @@ func TestEtcdReturnIsANonEvent(t *testing.T) {
 	})
 	t.Logf("FIGURE agents restarted -> every node registered again after %d ms", at.Sub(back.Add(5*time.Second)).Milliseconds())
 	registered := time.Now()
-	waitFor(t, 10*time.Second, "transfers acknowledged through every proxy after the agents' return", func() bool {
-		for _, m := range ms {
-			if b.commitsAfter(m.name, registered) < 20 {
-				return false
-			}
-		}
-		return true
-	})
+	b.waitEach(t, ms, registered, 20, 10*time.Second, "transfers acknowledged through every proxy after the agents' return")
 	end := time.Now()
 	acks := b.finish()
 	l.finish()

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/sandbox"
@@ -42,14 +41,7 @@ func TestFaultFigures(t *testing.T) {
 	sb.SetDonors(func(j sandbox.Node, seqno int64) []string {
 		return lifecycle.SandboxDonors(dctx, agents, func(string) {})(j.Name, seqno)
 	})
-	var ms []*member
-	for i, name := range []string{"proxy1", "proxy2", "proxy3"} {
-		ms = append(ms, startProxyVia(t, sb, func() (*discovery.Store, func()) { return openExternal(t, endpoints), func() {} }, name, i == 0))
-	}
-	waitFor(t, 30*time.Second, "all proxies agree on a writer: "+views(ms), func() bool {
-		_, _, ok := agreement(ms)
-		return ok
-	})
+	ms := startExternalProxies(t, sb, endpoints)
 	w0, _, _ := agreement(ms)
 	db0, _ := sb.DB(w0)
 	createLedger(t, db0)
@@ -71,6 +63,31 @@ func TestFaultFigures(t *testing.T) {
 		t.Logf("%s: Galera view %d ms, outage per proxy %v", scenario, view.Milliseconds(), outages)
 	}
 	steady := func() {
+		// Every node in one view: a node thawed after SIGSTOP reports
+		// its old view as Synced/Primary for a while, then leaves and
+		// rejoins (two view changes), which would land in the next
+		// scenario's figures.
+		waitFor(t, 120*time.Second, "every node in the same 3-member Primary view", func() bool {
+			var ids []int64
+			for _, n := range sb.Nodes {
+				db, err := sb.DB(n.Name)
+				if err != nil {
+					return false
+				}
+				var k, status string
+				var size, id int64
+				if db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").Scan(&k, &size) != nil ||
+					db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_conf_id'").Scan(&k, &id) != nil ||
+					db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status'").Scan(&k, &status) != nil {
+					return false
+				}
+				if size != int64(len(sb.Nodes)) || status != "Primary" {
+					return false
+				}
+				ids = append(ids, id)
+			}
+			return slices.Min(ids) == slices.Max(ids)
+		})
 		waitFor(t, 120*time.Second, "every node ONLINE on every proxy and one writer", func() bool {
 			for _, n := range sb.Nodes {
 				for _, m := range ms {
@@ -83,14 +100,7 @@ func TestFaultFigures(t *testing.T) {
 			return ok && degraded(ms, false)
 		})
 		from := time.Now()
-		waitFor(t, 20*time.Second, "transfers through every proxy", func() bool {
-			for _, m := range ms {
-				if b.commitsAfter(m.name, from) < 10 {
-					return false
-				}
-			}
-			return true
-		})
+		b.waitEach(t, ms, from, 10, 20*time.Second, "transfers through every proxy")
 	}
 	survivorDB := func(not string) (string, *sql.DB) {
 		for _, n := range sb.Nodes {
@@ -155,16 +165,25 @@ func TestFaultFigures(t *testing.T) {
 
 		// etcd stopped for 15 s and back.
 		steady()
+		w, _, _ = agreement(ms)
+		_, sdb = survivorDB(w)
+		conf0 := confID(t, sdb)
 		at = time.Now()
 		members[0].Stop(t)
 		time.Sleep(time.Until(at.Add(15 * time.Second)))
+		back := time.Now()
 		members[0].Start(t)
 		waitFor(t, 30*time.Second, "every proxy out of degraded mode", func() bool { return degraded(ms, false) })
 		end := time.Now().Add(3 * time.Second)
 		time.Sleep(time.Until(end))
 		gaps := map[string]time.Duration{}
 		for _, m := range ms {
-			gaps[m.name] = b.largestGap(m.name, at, end)
+			gap, began := b.largestGapAt(m.name, at, end)
+			gaps[m.name] = gap
+			t.Logf("etcd scenario: %s's largest gap began %d ms after etcd stopped (etcd started again at %d ms)", m.name, began.Sub(at).Milliseconds(), back.Sub(at).Milliseconds())
+		}
+		if conf := confID(t, sdb); conf != conf0 {
+			t.Logf("etcd scenario: Galera changed view during it (wsrep_cluster_conf_id %d -> %d): its gaps are not etcd's", conf0, conf)
 		}
 		add("etcd down 15 s and back (largest gap)", 0, gaps)
 
@@ -201,6 +220,18 @@ func TestFaultFigures(t *testing.T) {
 		t.Logf("%s: %d client errors over all runs", name, len(errs))
 	}
 	b.mu.Unlock()
+}
+
+// confID is the node's wsrep_cluster_conf_id: it grows at every view
+// change of Galera's.
+func confID(t *testing.T, db *sql.DB) int64 {
+	t.Helper()
+	var k string
+	var id int64
+	if err := db.QueryRow("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_conf_id'").Scan(&k, &id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 func median(ds []time.Duration) string {
