@@ -28,11 +28,14 @@ type bank struct {
 	mu      sync.Mutex
 	acks    []int64
 	commits map[string][]time.Time
-	errs    map[string][]string
+	// began is when each acknowledged transfer began (BEGIN sent),
+	// index for index with commits.
+	began map[string][]time.Time
+	errs  map[string][]string
 }
 
 func startBank(ms []*member, clients int) *bank {
-	b := &bank{stop: make(chan struct{}), commits: map[string][]time.Time{}, errs: map[string][]string{}}
+	b := &bank{stop: make(chan struct{}), commits: map[string][]time.Time{}, began: map[string][]time.Time{}, errs: map[string][]string{}}
 	for _, m := range ms {
 		for range clients {
 			b.wg.Add(1)
@@ -50,6 +53,7 @@ func (b *bank) client(m *member) {
 			return
 		default:
 		}
+		began := time.Now()
 		ids, err := b.transfer(m)
 		b.mu.Lock()
 		if err != nil {
@@ -57,6 +61,7 @@ func (b *bank) client(m *member) {
 		} else {
 			b.acks = append(b.acks, ids...)
 			b.commits[m.name] = append(b.commits[m.name], time.Now())
+			b.began[m.name] = append(b.began[m.name], began)
 		}
 		b.mu.Unlock()
 		time.Sleep(5 * time.Millisecond)
@@ -110,13 +115,14 @@ func (b *bank) waitEach(t *testing.T, ms []*member, since time.Time, n int, time
 	})
 }
 
-// firstAfter is proxy's first acknowledged COMMIT after t.
+// firstAfter is when the first transfer through proxy that began after
+// t was acknowledged (one already in flight at t does not count).
 func (b *bank) firstAfter(proxy string, t time.Time) (time.Time, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, at := range b.commits[proxy] {
+	for i, at := range b.began[proxy] {
 		if at.After(t) {
-			return at, true
+			return b.commits[proxy][i], true
 		}
 	}
 	return time.Time{}, false
