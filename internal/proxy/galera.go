@@ -25,12 +25,32 @@ type galeraState struct {
 	// adminDrain: nodes an operator drains.
 	adminDrain map[string]bool
 	monOnline  map[string]bool
+	// health is the monitor's last verdict on each node: the view's
+	// state of a node is derived from it and adminDrain together, under
+	// the view's lock (nodeState), so that a drain and a verdict that
+	// cross never undo each other.
+	health map[string]galera.Health
+}
+
+// nodeState sets s from the monitor's last verdict on it and the
+// operator's drain, both read now (called under the view's lock).
+func (gs *galeraState) nodeState(name string, s *topology.Server) {
+	gs.mu.Lock()
+	nh, drained := gs.health[name], gs.adminDrain[name]
+	gs.mu.Unlock()
+	s.Online = nh.State == galera.Online && !drained
+	s.Draining = nh.State == galera.Draining || (drained && nh.State == galera.Online)
+	s.Lagging, s.ReadOnly, s.Reason = nh.Lagging, nh.ReadOnly, nh.Reason
+	s.Stale, s.Primary = nh.Stale && !drained, nh.Primary
+	if drained && nh.State == galera.Online {
+		s.Reason = "operator drain"
+	}
 }
 
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
 	fb := failbackOf(g.Failback)
-	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{},
+	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}, health: map[string]galera.Health{},
 		sites: galera.SitePolicy{Preferred: g.WriterSite, HoldDown: g.SiteHoldDown.D()}}
 	p.galera = gs
 	p.view.SetReaderPolicy(topology.ReaderPolicy(g.WriterIsAlsoReader))
@@ -70,17 +90,9 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			gs.down[name] = time.Now()
 		}
 		gs.monOnline[name] = nh.State == galera.Online
-		drained := gs.adminDrain[name]
+		gs.health[name] = nh
 		gs.mu.Unlock()
-		changed := p.view.SetState(name, func(s *topology.Server) {
-			s.Online = nh.State == galera.Online && !drained
-			s.Draining = nh.State == galera.Draining || (drained && nh.State == galera.Online)
-			s.Lagging, s.ReadOnly, s.Reason = nh.Lagging, nh.ReadOnly, nh.Reason
-			s.Stale, s.Primary = nh.Stale && !drained, nh.Primary
-			if drained && nh.State == galera.Online {
-				s.Reason = "operator drain"
-			}
-		})
+		changed := p.view.SetState(name, func(s *topology.Server) { gs.nodeState(name, s) })
 		if changed {
 			// Record the state the view now publishes (an operator drain
 			// included), as SELECT * FROM servers shows it.
@@ -170,25 +182,25 @@ func (p *Proxy) waitPlanned(ctx context.Context, old string, pool *backend.Pool,
 
 // Drain makes an operator drain of node start (on) or end (off).
 func (p *Proxy) Drain(node string, on bool) bool {
-	p.galera.mu.Lock()
-	p.galera.adminDrain[node] = on
-	mon, known := p.galera.monOnline[node]
-	p.galera.mu.Unlock()
+	gs := p.galera
+	gs.mu.Lock()
+	gs.adminDrain[node] = on
+	_, known := gs.health[node]
+	gs.mu.Unlock()
 	if on {
 		p.events.Add(eventlog.Drain, node, "operator drain: new transactions go elsewhere")
 	} else {
 		p.events.Add(eventlog.Undrain, node, "operator drain ended")
 	}
-	if !known {
-		mon = true // no monitor: the health check's view stands
-		if s, ok := p.view.Load().Server(node); ok {
-			mon = s.Online || s.Draining
-		}
-	}
 	changed := p.view.SetState(node, func(s *topology.Server) {
-		if on {
+		switch {
+		case known:
+			// The monitor's last verdict and the drain, read now.
+			gs.nodeState(node, s)
+		case on:
 			s.Online, s.Draining, s.Reason = false, true, "operator drain"
-		} else if mon {
+		case s.Online || s.Draining:
+			// No monitor: the health check's view stands.
 			s.Online, s.Draining, s.Reason = true, false, ""
 		}
 	})
