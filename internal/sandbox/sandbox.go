@@ -177,15 +177,18 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 			sb.Nodes = append(sb.Nodes, newNode(opts.BasePort, i))
 		}
 	}
-	if err := checkPortsFree(sb.Nodes); err != nil {
-		return nil, err
-	}
 	if sb.Net != nil {
 		// Before anything is made: on a clash, cleaning up after a
-		// failed create would tear down the other sandbox's bridge.
+		// failed create would tear down the other sandbox's bridge. And
+		// before the ports: a subnet another sandbox uses is the clash
+		// to name, whatever else happens to hold one of the ports (an
+		// ephemeral port of some connection, say).
 		if err := sb.Net.CheckFree(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkPortsFree(sb.Nodes); err != nil {
+		return nil, err
 	}
 	if err := sb.create(ctx); err != nil {
 		_ = sb.Destroy(context.Background())
