@@ -123,7 +123,21 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 				errs <- err
 			}()
 		}
-		testkit.WaitFor(t, 2*time.Second, "two writes waiting for a writer", func() bool { return stat("paused_writes") == 2 })
+		deadline := time.Now().Add(2 * time.Second)
+		for stat("paused_writes") != 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := stat("paused_writes"); n != 2 {
+			// Say what the proxy saw: this wait failed once in CI with
+			// no clue (a drained writer coming back was one cause, fixed).
+			var e error
+			select {
+			case e = <-errs:
+			default:
+			}
+			t.Fatalf("%d writes waiting for a writer after 2s, want 2 (a write's error: %v)\nwriter: %s\nservers: %s\nevents: %s",
+				n, e, dumpTable(adm, "writer"), dumpTable(adm, "servers"), dumpTable(adm, "events"))
+		}
 		start := time.Now()
 		_, err := wdb.Exec("INSERT INTO app.w (v) VALUES (3)")
 		if code := mysqlErr(err); code != 9001 || !strings.Contains(err.Error(), "proxy.max_paused_writes") {
@@ -302,4 +316,30 @@ func readErrThenClose(t *testing.T, nc net.Conn, br *bufio.Reader) (mysqlproto.E
 	}
 	_, err := br.ReadByte()
 	return code, err != nil
+}
+
+// dumpTable renders an admin table, one row per line, for a failure
+// message.
+func dumpTable(adm *sql.DB, table string) string {
+	r, err := adm.Query("SELECT * FROM " + table)
+	if err != nil {
+		return err.Error()
+	}
+	defer r.Close()
+	cols, _ := r.Columns()
+	var out []string
+	for r.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		_ = r.Scan(ptrs...)
+		var parts []string
+		for i, v := range vals {
+			parts = append(parts, cols[i]+"="+v.String)
+		}
+		out = append(out, strings.Join(parts, " "))
+	}
+	return strings.Join(out, "\n")
 }
