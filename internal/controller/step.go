@@ -45,8 +45,12 @@ type Input struct {
 //
 //   - While fencing, the new writer is named (under the fence's epoch)
 //     once every live proxy has applied the fence — it writes to no node —
-//     or the fence has waited its limit (a proxy that cannot confirm is
-//     cut off from etcd and its lease is about to expire).
+//     or, for a failover (OldFailed), can no longer write to the failed
+//     node (fenced), or the fence has waited its limit (a proxy that
+//     cannot confirm is cut off from etcd and its lease is about to
+//     expire). A planned fence whose old writer fails meanwhile is
+//     republished as a failover. A fence carries an operator's Target
+//     until the writer is named, then drops it.
 //   - Otherwise, when the policy wants another writer, a change from no
 //     writer is published at once if no proxy writes anywhere else
 //     (nothing to fence); any other change starts a fence. Epochs only grow, past any epoch a proxy

@@ -239,12 +239,6 @@ func (p *Proxy) Probe(ctx context.Context, node string) error {
 	return p.galera.monitor.Probe(ctx, node)
 }
 
-// Prefer sets an operator's switchover target for the writer policy (on
-// the controller, from a request made through any proxy).
-func (p *Proxy) Prefer(node string) {
-	p.decide(follow.Input{Kind: follow.Prefer, Node: node})
-}
-
 // requestSwitchover hands a switchover to the controller when following.
 func (p *Proxy) requestSwitchover(node string) (handled bool, err error) {
 	p.deciding.mu.Lock()
