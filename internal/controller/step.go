@@ -10,6 +10,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -221,4 +222,23 @@ func orNone(n string) string {
 		return "(none)"
 	}
 	return n
+}
+
+// CutOff says why the controller keeps writer although its own monitor
+// sees it failed ("" when it does not): a node the controller reaches
+// still counts writer in the Primary component (heldBy) and another live
+// proxy sees it ONLINE. The controller is cut off from the writer, the
+// cluster is not: Galera has not dropped it, and proxies write there. A
+// writer that really failed is dropped from the Primary component by
+// Galera, or seen failed by every proxy, within seconds; then it moves.
+func CutOff(writer string, failedHere bool, heldBy string, proxies []discovery.ProxyFacts, self string) string {
+	if writer == "" || !failedHere || heldBy == "" {
+		return ""
+	}
+	for _, p := range proxies {
+		if p.Name != self && !p.Degraded && slices.Contains(p.Online, writer) {
+			return fmt.Sprintf("%s is out of this controller's reach, but %s counts it in the Primary component and proxy %s sees it ONLINE", writer, heldBy, p.Name)
+		}
+	}
+	return ""
 }

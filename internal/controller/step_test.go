@@ -257,3 +257,33 @@ func TestVetoIsBounded(t *testing.T) {
 		t.Fatal("each node has its own limit")
 	}
 }
+
+func TestCutOff(t *testing.T) {
+	seesN1 := discovery.ProxyFacts{Name: "p2", Online: []string{"n1", "n2"}}
+	blind := discovery.ProxyFacts{Name: "p3", Online: []string{"n2"}}
+	degraded := discovery.ProxyFacts{Name: "p4", Online: []string{"n1"}, Degraded: true}
+	self := discovery.ProxyFacts{Name: "p1", Online: []string{"n1"}}
+	cases := []struct {
+		name       string
+		failedHere bool
+		heldBy     string
+		proxies    []discovery.ProxyFacts
+		kept       bool
+	}{
+		{"cut from the controller only: kept", true, "n2", []discovery.ProxyFacts{self, seesN1, blind}, true},
+		{"healthy here: nothing to keep", false, "", []discovery.ProxyFacts{seesN1}, false},
+		{"Galera dropped it: it failed", true, "", []discovery.ProxyFacts{seesN1}, false},
+		{"no other proxy sees it: it failed (kill -9, hang)", true, "n2", []discovery.ProxyFacts{self, blind}, false},
+		{"only a degraded proxy sees it: not evidence", true, "n2", []discovery.ProxyFacts{self, degraded}, false},
+		{"its own record does not count", true, "n2", []discovery.ProxyFacts{self}, false},
+	}
+	for _, c := range cases {
+		why := CutOff("n1", c.failedHere, c.heldBy, c.proxies, "p1")
+		if (why != "") != c.kept {
+			t.Errorf("%s: CutOff = %q, want kept %v", c.name, why, c.kept)
+		}
+	}
+	if why := CutOff("", true, "n2", []discovery.ProxyFacts{seesN1}, "p1"); why != "" {
+		t.Errorf("no writer: %q", why)
+	}
+}

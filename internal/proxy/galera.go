@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,13 @@ func (gs *galeraState) nodeState(name string, s *topology.Server) {
 	}
 }
 
+// unreached says whether the monitor's last check of name failed to
+// reach it (gs.mu held).
+func (gs *galeraState) unreached(name string) bool {
+	h, ok := gs.health[name]
+	return ok && h.State == galera.Offline && h.Missed > 0
+}
+
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
 	fb := failbackOf(g.Failback)
@@ -77,6 +85,7 @@ func (p *Proxy) setupGalera() {
 // applyHealth publishes the monitor's verdicts to the routing view.
 func (p *Proxy) applyHealth(h map[string]galera.Health) {
 	gs := p.galera
+	membersMoved := false
 	for name, nh := range h {
 		// New sessions start from the node's current globals: pooled
 		// connections opened before a SET GLOBAL are retired.
@@ -90,6 +99,9 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			gs.down[name] = time.Now()
 		}
 		gs.monOnline[name] = nh.State == galera.Online
+		if prev := gs.health[name]; prev.Primary != nh.Primary || !slices.Equal(prev.Members, nh.Members) {
+			membersMoved = true
+		}
 		gs.health[name] = nh
 		gs.mu.Unlock()
 		changed := p.view.SetState(name, func(s *topology.Server) { gs.nodeState(name, s) })
@@ -110,6 +122,12 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			}
 			p.reconsider()
 		}
+	}
+	if membersMoved {
+		// Galera's membership moved (a node left or joined a Primary
+		// component): a writer held because Galera still counted it
+		// may be free to move now.
+		p.reconsider()
 	}
 }
 
