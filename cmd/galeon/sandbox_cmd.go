@@ -205,7 +205,7 @@ func (o *upFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.wan, "wan", false, "apply the WAN profile (galera.WANProfile timeouts and windows) to the nodes' provider options")
 	fs.DurationVar(&o.wanRTT, "wan-rtt", 0, "round trip `D` between every two sites (an NFQUEUE delay in each site)")
 	fs.BoolVar(&o.oneSegment, "one-segment", false, "every site in gmcast.segment 0, as without segments")
-	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500)")
+	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500; with sites, on the sites' bridge, etcd://172.30.K.1:P+500, which proxies inside the sites reach)")
 }
 
 func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
@@ -227,6 +227,10 @@ func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
 	switch disc {
 	case "":
 		disc = sandbox.DiscoveryEndpoint(o.basePort)
+		if sites != "" {
+			// On the sites' bridge: proxies inside the sites reach it.
+			disc = sandbox.SiteDiscoveryEndpoint(o.basePort)
+		}
 	case "none":
 		disc = ""
 	}
