@@ -309,7 +309,7 @@ func Defaults() Config {
 			Interval: Duration(500 * time.Millisecond), CheckTimeout: Duration(300 * time.Millisecond),
 			OKChecks: 2, MaxMissedChecks: 2, MaxTransactionsBehind: 100, Failback: "never",
 			WriterIsAlsoReader: "when_no_other_reader", DrainGrace: Duration(10 * time.Second), MaxWriters: 1,
-			SiteHoldDown: Duration(DefaultSiteHoldDown),
+			SiteHoldDown:   Duration(DefaultSiteHoldDown),
 			ReadYourWrites: "on",
 		},
 	}
