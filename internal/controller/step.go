@@ -96,6 +96,14 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 	if in.Have && in.Want == cur.Writer && len(strays) == 0 || !in.Have && in.Want == "" {
 		return out, false
 	}
+	if in.Have && in.Want == "" && len(strays) == 0 {
+		// No node can take the role (a site hold-down runs, or nothing
+		// is fit): a fence would name no one. Every proxy already stops
+		// writing to the writer while it is unfit there (follow.Step),
+		// and a writer that is fit again — after a blip of the Primary
+		// component, say — simply goes on.
+		return out, false
+	}
 	out.Epoch = cur.Epoch
 	for _, p := range in.Proxies {
 		out.Epoch = max(out.Epoch, p.Epoch, p.Applied)
@@ -227,17 +235,18 @@ func orNone(n string) string {
 // CutOff says why the controller keeps writer although its own monitor
 // sees it failed ("" when it does not): a node the controller reaches
 // still counts writer in the Primary component (heldBy) and another live
-// proxy sees it ONLINE. The controller is cut off from the writer, the
-// cluster is not: Galera has not dropped it, and proxies write there. A
-// writer that really failed is dropped from the Primary component by
-// Galera, or seen failed by every proxy, within seconds; then it moves.
+// proxy reaches it (its checks get answers). The controller is cut off
+// from the writer, the cluster is not: Galera has not dropped it, and
+// proxies write there. A writer that really failed (killed, hung, cut
+// from everyone) answers no proxy, or Galera drops it, within seconds:
+// then it moves.
 func CutOff(writer string, failedHere bool, heldBy string, proxies []discovery.ProxyFacts, self string) string {
 	if writer == "" || !failedHere || heldBy == "" {
 		return ""
 	}
 	for _, p := range proxies {
-		if p.Name != self && !p.Degraded && slices.Contains(p.Online, writer) {
-			return fmt.Sprintf("%s is out of this controller's reach, but %s counts it in the Primary component and proxy %s sees it ONLINE", writer, heldBy, p.Name)
+		if p.Name != self && !p.Degraded && slices.Contains(p.Reached, writer) {
+			return fmt.Sprintf("%s is out of this controller's reach, but %s counts it in the Primary component and proxy %s reaches it", writer, heldBy, p.Name)
 		}
 	}
 	return ""

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -255,6 +256,25 @@ func (p *Proxy) HeldBy(node string) string {
 		return ""
 	}
 	return galera.HeldBy(gs.health, node, srv.Addr)
+}
+
+// Reached lists the nodes whose last check by this proxy's monitor got
+// an answer, in name order (nil without a monitor).
+func (p *Proxy) Reached() []string {
+	if p.galera == nil || p.galera.monitor == nil {
+		return nil
+	}
+	gs := p.galera
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	var out []string
+	for name, h := range gs.health {
+		if h.Missed == 0 && h.Reason != galera.ReasonNotChecked {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Knows says whether node is in the proxy's view.
