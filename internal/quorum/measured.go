@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/galeon-db/galeon/internal/galera"
 )
 
 // RTT is one measured round trip: between sites From and To, or, when
@@ -30,11 +32,19 @@ func (m RTT) String() string {
 // two, which such links have.
 const WANThreshold = 5 * time.Millisecond
 
+// LANSuspectTimeout is Galera's default evs.suspect_timeout: what a
+// cluster runs unless told otherwise, and what the plan's LAN advice
+// means (the sandbox runs PT2S, tuned for one machine; the WAN profile
+// PT30S).
+const LANSuspectTimeout = "PT5S"
+
 // Measured adds what the round trips between sites say to the report:
 // whether the WAN profile is needed, what every commit will wait, and
 // which links are down. It replaces the general WAN advice Plan gives
-// before anything is measured.
-func (r *Report) Measured(rtts []RTT) {
+// before anything is measured. suspect is the evs.suspect_timeout the
+// nodes run, when known ("" otherwise): the advice then says how it
+// compares.
+func (r *Report) Measured(rtts []RTT, suspect string) {
 	if len(rtts) == 0 {
 		return
 	}
@@ -57,13 +67,33 @@ func (r *Report) Measured(rtts []RTT) {
 	r.Advice = slices.DeleteFunc(r.Advice, func(s string) bool { return strings.HasPrefix(s, wanAdvice) })
 	ms := float64(worst.RTT.Microseconds()) / 1000
 	if worst.RTT >= WANThreshold {
-		r.Advice = append(r.Advice, fmt.Sprintf("%s; measured %s: every commit waits at least %.0f ms (one round trip to the farthest site)",
-			wanAdvice, strings.Join(parts, ", "), ms))
+		running := ""
+		switch {
+		case suspect == galera30s:
+			running = " (the nodes run evs.suspect_timeout " + galera30s + " already)"
+		case suspect != "":
+			running = fmt.Sprintf(" (the nodes run evs.suspect_timeout %s now)", suspect)
+		}
+		r.Advice = append(r.Advice, fmt.Sprintf("%s%s; measured %s: every commit waits at least %.0f ms (one round trip to the farthest site)",
+			wanAdvice, running, strings.Join(parts, ", "), ms))
 		return
 	}
-	r.Advice = append(r.Advice, fmt.Sprintf("measured %s: the sites are close (under %s), so LAN failure detection (evs.suspect_timeout PT5S) fits; the WAN profile would only make a lost site slower to exclude",
-		strings.Join(parts, ", "), WANThreshold))
+	running := "Galera's default, evs.suspect_timeout " + LANSuspectTimeout
+	switch {
+	case suspect == LANSuspectTimeout:
+		running += ", which the nodes run"
+	case suspect != "":
+		running += fmt.Sprintf("; the nodes run %s", suspect)
+		if suspect == galera30s {
+			running += ", the WAN profile's"
+		}
+	}
+	r.Advice = append(r.Advice, fmt.Sprintf("measured %s: the sites are close (under %s), so LAN failure detection fits (%s); the WAN profile would only make a lost site slower to exclude",
+		strings.Join(parts, ", "), WANThreshold, running))
 }
+
+// galera30s is the WAN profile's evs.suspect_timeout.
+var galera30s = galera.WANProfile()["evs.suspect_timeout"]
 
 // Horizon adds what the cluster's gcaches mean for a site that goes
 // away: a node rejoins by IST (only the write-sets it missed) while its
