@@ -37,12 +37,12 @@ func runPlan(ctx context.Context, args []string) error {
 	}
 	var l quorum.Layout
 	var rtts []quorum.RTT
-	var suspect string // the evs.suspect_timeout the nodes run, if known
+	var running quorum.Running // what the nodes run, if known
 	var err error
 	horizon := func(*quorum.Report) {}
 	switch {
 	case *name != "" && *dc == "" && *disc == "" && *layoutFile == "":
-		if l, rtts, suspect, err = sandboxLayout(ctx, *name); err != nil {
+		if l, rtts, running, err = sandboxLayout(ctx, *name); err != nil {
 			return err
 		}
 	case *dc != "" && *name == "" && *disc == "" && *layoutFile == "":
@@ -108,7 +108,7 @@ func runPlan(ctx context.Context, args []string) error {
 		}
 	}
 	r := quorum.PlanFor(l, quorum.Options{DefaultHoldDown: config.Defaults().Galera.SiteHoldDown.D()})
-	r.Measured(rtts, suspect)
+	r.Measured(rtts, running)
 	horizon(&r)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -161,10 +161,10 @@ func printPlan(w io.Writer, r quorum.Report) {
 // arbitrators with their sites and segments) and, if it runs, measures
 // the round trip of each link between its sites and reads the
 // evs.suspect_timeout its nodes run.
-func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RTT, string, error) {
+func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RTT, quorum.Running, error) {
 	sb, err := sandbox.Open(sandbox.DirFor(name), sandbox.Control{})
 	if err != nil {
-		return quorum.Layout{}, nil, "", err
+		return quorum.Layout{}, nil, quorum.Running{}, err
 	}
 	var ms []quorum.Member
 	for _, n := range sb.Nodes {
@@ -175,7 +175,7 @@ func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RT
 	}
 	l, err := quorum.NewLayout(ms)
 	if err != nil {
-		return quorum.Layout{}, nil, "", fmt.Errorf("sandbox %s: %w (plan needs a sandbox made with --dc)", name, err)
+		return quorum.Layout{}, nil, quorum.Running{}, fmt.Errorf("sandbox %s: %w (plan needs a sandbox made with --dc)", name, err)
 	}
 	for _, n := range sb.Nodes {
 		if n.Weight != nil {
@@ -188,17 +188,23 @@ func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RT
 		}
 	}
 	if sb.Net == nil || !sb.Net.Up() {
-		return l, nil, "", nil // not running: plan the layout alone
+		return l, nil, quorum.Running{}, nil // not running: plan the layout alone
 	}
 	links, err := sb.Links(ctx, 2*time.Second)
 	if err != nil {
-		return l, nil, "", nil // not running: plan the layout alone
+		return l, nil, quorum.Running{}, nil // not running: plan the layout alone
 	}
 	var rtts []quorum.RTT
 	for _, k := range links {
 		rtts = append(rtts, quorum.RTT{From: k.A, To: k.B, RTT: k.RTT, Err: k.Err})
 	}
-	return l, rtts, runningSuspect(ctx, sb), nil
+	run := quorum.Running{SuspectTimeout: runningSuspect(ctx, sb)}
+	if _, set := sb.ProviderOptions["evs.suspect_timeout"]; !set && run.SuspectTimeout != "" {
+		// Neither --wan nor --provider-option set it: the sandbox's own
+		// default, tuned for nodes on one machine.
+		run.Why = "the sandbox's loopback tuning (docs/sandbox.md), not what a cluster gets by default"
+	}
+	return l, rtts, run, nil
 }
 
 // runningSuspect is the evs.suspect_timeout the first node that answers

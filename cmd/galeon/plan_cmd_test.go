@@ -50,7 +50,7 @@ func TestClusterLayoutFromAgents(t *testing.T) {
 		t.Errorf("measured %v, want dc1's 31 ms and dc2's 29 ms", rtts)
 	}
 	r := quorum.Plan(l)
-	r.Measured(rtts, "")
+	r.Measured(rtts, quorum.Running{})
 	if !strings.Contains(strings.Join(r.Advice, "\n"), "every commit waits at least 31 ms") {
 		t.Errorf("advice does not give the commit floor: %v", r.Advice)
 	}

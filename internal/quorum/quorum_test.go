@@ -277,39 +277,40 @@ func TestMeasuredRoundTrips(t *testing.T) {
 	far := []RTT{{From: "dc1", To: "dc2", RTT: 30 * time.Millisecond}, {From: "dc2", To: "dc3", Err: "i/o timeout"}}
 	for _, tc := range []struct {
 		rtts      []RTT
-		suspect   string
+		run       Running
 		want, not []string
 	}{
-		{near, "", []string{"LAN failure detection fits (Galera's default, evs.suspect_timeout PT5S)"}, []string{wanAdvice, "the nodes run"}},
+		{near, Running{}, []string{"LAN failure detection fits (Galera's default, evs.suspect_timeout PT5S)"}, []string{wanAdvice, "the nodes run"}},
 		// The sandbox runs PT2S: the advice says so rather than let PT5S
 		// pass for what it runs.
-		{near, "PT2S", []string{"(Galera's default, evs.suspect_timeout PT5S; the nodes run PT2S)"}, []string{wanAdvice}},
-		{near, "PT5S", []string{"PT5S, which the nodes run"}, nil},
-		{near, "PT30S", []string{"the nodes run PT30S, the WAN profile's"}, nil},
-		{far, "", []string{wanAdvice, "at least 30 ms"}, []string{"LAN failure", "the nodes run"}},
-		{far, "PT2S", []string{"(the nodes run evs.suspect_timeout PT2S now)"}, nil},
-		{far, "PT30S", []string{"(the nodes run evs.suspect_timeout PT30S already)"}, nil},
-		{[]RTT{{From: "dc1", To: "dc2", Err: "i/o timeout"}}, "PT2S", []string{wanAdvice}, []string{"LAN failure"}},
+		{near, Running{SuspectTimeout: "PT2S"}, []string{"(Galera's default, evs.suspect_timeout PT5S; the nodes run PT2S)"}, []string{wanAdvice}},
+		{near, Running{SuspectTimeout: "PT5S"}, []string{"PT5S, which the nodes run"}, nil},
+		{near, Running{SuspectTimeout: "PT30S"}, []string{"the nodes run PT30S, the WAN profile's"}, nil},
+		{far, Running{}, []string{wanAdvice, "at least 30 ms"}, []string{"LAN failure", "the nodes run"}},
+		{far, Running{SuspectTimeout: "PT2S"}, []string{"(the nodes run evs.suspect_timeout PT2S now)"}, nil},
+		{near, Running{SuspectTimeout: "PT2S", Why: "the sandbox's loopback tuning"}, []string{"the nodes run PT2S, the sandbox's loopback tuning)"}, nil},
+		{far, Running{SuspectTimeout: "PT30S"}, []string{"(the nodes run evs.suspect_timeout PT30S already)"}, nil},
+		{[]RTT{{From: "dc1", To: "dc2", Err: "i/o timeout"}}, Running{SuspectTimeout: "PT2S"}, []string{wanAdvice}, []string{"LAN failure"}},
 	} {
 		r := Plan(l)
-		r.Measured(tc.rtts, tc.suspect)
+		r.Measured(tc.rtts, tc.run)
 		all := strings.Join(r.Advice, "\n")
 		if n := strings.Count(all, wanAdvice); n > 1 {
-			t.Errorf("%v %q: the WAN advice %d times", tc.rtts, tc.suspect, n)
+			t.Errorf("%v %v: the WAN advice %d times", tc.rtts, tc.run, n)
 		}
 		for _, w := range tc.want {
 			if !strings.Contains(all, w) {
-				t.Errorf("%v %q: advice lacks %q:\n%s", tc.rtts, tc.suspect, w, all)
+				t.Errorf("%v %v: advice lacks %q:\n%s", tc.rtts, tc.run, w, all)
 			}
 		}
 		for _, n := range tc.not {
 			if strings.Contains(all, n) {
-				t.Errorf("%v %q: advice holds %q:\n%s", tc.rtts, tc.suspect, n, all)
+				t.Errorf("%v %v: advice holds %q:\n%s", tc.rtts, tc.run, n, all)
 			}
 		}
 	}
 	r := Plan(l)
-	r.Measured(far, "")
+	r.Measured(far, Running{})
 	if !strings.Contains(strings.Join(r.Warnings, "\n"), "dc2-dc3 could not be measured") {
 		t.Errorf("a failed measurement is not reported: %v", r.Warnings)
 	}
