@@ -202,7 +202,7 @@ func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RT
 	if _, set := sb.ProviderOptions["evs.suspect_timeout"]; !set && run.SuspectTimeout != "" {
 		// Neither --wan nor --provider-option set it: the sandbox's own
 		// default, tuned for nodes on one machine.
-		run.Why = "the sandbox's loopback tuning (docs/sandbox.md), not what a cluster gets by default"
+		run.Why = "the sandbox's loopback tuning, not a cluster's default: see docs/sandbox.md"
 	}
 	return l, rtts, run, nil
 }
