@@ -1,7 +1,10 @@
 // Package quorum predicts what a Galera cluster spread over sites does
-// when a node, a whole site or the link between two sites fails: which
-// members still form the Primary component (and take writes) and which
-// stop. It is the planner behind `galeon plan`, and a pure function of a
+// when a node or a whole site is lost (down), a site is cut off (its
+// members keep running, every link to it is cut) or the link between two
+// sites fails: which members still form the Primary component (and take
+// writes) and which stop. A site holding the majority of the votes shows
+// why losses and cuts differ: lost, it stops writes everywhere; cut off,
+// it keeps writing and the other sites stop. It is the planner behind `galeon plan`, and a pure function of a
 // layout, so its predictions can be checked against a real cluster in the
 // multi-site sandbox.
 //
