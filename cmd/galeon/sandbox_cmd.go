@@ -479,7 +479,7 @@ func linkLine(l sandbox.Link) string {
 	if l.Err != "" {
 		rtt = "unreachable (" + l.Err + ")"
 	}
-	return fmt.Sprintf("link %s-%s: %s; sent %s→%s %s, %s→%s %s", l.A, l.B, rtt, l.A, l.B, wsrepview.Human(float64(l.BytesA))+"B", l.B, l.A, wsrepview.Human(float64(l.BytesB))+"B")
+	return fmt.Sprintf("link %s-%s: %s; wire bytes sent %s→%s %s, %s→%s %s", l.A, l.B, rtt, l.A, l.B, wsrepview.Human(float64(l.BytesA))+"B", l.B, l.A, wsrepview.Human(float64(l.BytesB))+"B")
 }
 
 // cliControl is how the CLI runs a sandbox: progress lines timed from

@@ -41,10 +41,7 @@ func (sb *Sandbox) Status(ctx context.Context) []NodeStatus {
 		}
 		out = append(out, ns)
 	}
-	for _, a := range sb.ArbitratorStatus() {
-		out = append(out, a)
-	}
-	return out
+	return append(out, sb.ArbitratorStatus()...)
 }
 
 // ArbitratorStatus reports every arbitrator: its process, and the last
