@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -148,8 +149,9 @@ func arbitratorRows(sb *sandbox.Sandbox) []wsrepview.ArbitratorRow {
 	now := time.Now()
 	var out []wsrepview.ArbitratorRow
 	for _, a := range sb.ArbitratorStatus() {
+		size, _ := strconv.ParseInt(a.ClusterSize, 10, 64)
 		out = append(out, wsrepview.ArbitratorRow{Name: a.Name, Time: now, Site: a.Site, Segment: int64(a.Segment), Address: a.Addr(),
-			Process: a.Process, ClusterStatus: a.ClusterStatus, Size: a.ClusterSize})
+			Process: a.Process, ClusterStatus: a.ClusterStatus, Size: size})
 	}
 	return out
 }

@@ -496,6 +496,12 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 		return sb.startAgents()
 	}
 	if len(stopped) == len(sb.Nodes) {
+		// An arbitrator that outlived every data node votes in a
+		// component with no data: the bootstrap makes a new one, and
+		// the arbitrators start again once every node has joined it.
+		if err := sb.stopArbitrators(ctx); err != nil {
+			return err
+		}
 		states := map[string]GraState{}
 		for _, n := range sb.Nodes {
 			g, err := sb.position(ctx, n)

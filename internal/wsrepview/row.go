@@ -292,7 +292,11 @@ func (s SiteSummary) Line() string {
 	case s.Arbitrators > 0:
 		members += fmt.Sprintf(" (%d arbitrator)", s.Arbitrators)
 	}
-	line := fmt.Sprintf("── %s (segment %d): %s", s.Name, s.Segment, members)
+	name := fmt.Sprintf("%s (segment %d)", s.Name, s.Segment)
+	if s.Name == fmt.Sprintf("segment %d", s.Segment) {
+		name = s.Name // grouped by segment: no site name to add it to
+	}
+	line := fmt.Sprintf("── %s: %s", name, members)
 	if s.Nodes == 0 {
 		return line
 	}
@@ -310,7 +314,13 @@ func latencyText(v *float64, at *time.Time, now time.Time) string {
 	if v == nil || at == nil {
 		return "-"
 	}
-	t := fmt.Sprintf("%.1f ms", 1000**v)
+	ms := 1000 * *v
+	t := fmt.Sprintf("%.1f ms", ms)
+	if ms < 0.1 {
+		// A lone member (a cut-off site) delivers to itself in µs: a
+		// true figure, not a 0.
+		t = fmt.Sprintf("%.3f ms", ms)
+	}
 	if age := now.Sub(*at); age >= time.Second {
 		t += fmt.Sprintf(", %s ago", age.Round(time.Second))
 	}
@@ -327,7 +337,7 @@ type ArbitratorRow struct {
 	Address       string    `json:"address"`
 	Process       string    `json:"process"`                  // running, paused, stopped
 	ClusterStatus string    `json:"cluster_status,omitempty"` // Primary, non-Primary: the last component it logged
-	Size          string    `json:"size,omitempty"`
+	Size          int64     `json:"size,omitempty"`
 }
 
 // Line renders an arbitrator in the columns of the nodes' lines.
@@ -343,9 +353,9 @@ func (a ArbitratorRow) Line() string {
 	case "non-Primary":
 		p = "N"
 	}
-	size := a.Size
-	if size == "" {
-		size = "-"
+	size := "-"
+	if a.Size > 0 {
+		size = fmt.Sprint(a.Size)
 	}
 	return fmt.Sprintf("%-8s %-16s %1s %4s %2s %3s %-11s | arbitrator (garbd) %s: votes, holds no data", ts, trunc(a.Name, 16), p, "-", size, "-", "arbitrator", a.Address)
 }

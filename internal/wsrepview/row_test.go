@@ -85,6 +85,9 @@ func TestSitesGroupNodes(t *testing.T) {
 	}
 	rows[2].Up, rows[2].ClusterStatus = false, ""
 	sites := Sites(rows, nil)
+	if l := sites[0].Line(); !strings.HasPrefix(l, "── segment 0: ") {
+		t.Errorf("grouped by segment: %q", l)
+	}
 	if len(sites) != 2 || sites[0].Name != "segment 0" || len(sites[0].Rows) != 2 || sites[0].Primary != 1 || sites[0].ReplLatency == nil || *sites[0].ReplLatency != 0.031 {
 		t.Fatalf("sites %+v", sites)
 	}
@@ -101,7 +104,7 @@ func TestSitesGroupNodes(t *testing.T) {
 		t.Error("one site: grouped anyway")
 	}
 	// An arbitrator's site is a group of its own, and it counts.
-	arbs := []ArbitratorRow{{Name: "dc3-garbd", Site: "dc3", Segment: 2, Process: "running", ClusterStatus: "Primary", Size: "3", Time: at}}
+	arbs := []ArbitratorRow{{Name: "dc3-garbd", Site: "dc3", Segment: 2, Process: "running", ClusterStatus: "Primary", Size: 3, Time: at}}
 	sites = Sites(rows, arbs)
 	if len(sites) != 2 || sites[1].Name != "dc3" || sites[1].Arbitrators != 1 || sites[1].Primary != 1 || len(sites[1].ArbRows) != 1 {
 		t.Fatalf("sites with an arbitrator: %+v", sites)
@@ -159,6 +162,12 @@ func TestReplLatencyKeepsTheLastMeasure(t *testing.T) {
 	}
 	if l := s[1].Line(); !strings.Contains(l, "repl latency - ") {
 		t.Errorf("never measured: %q", l)
+	}
+	// A lone member's self-delivery is microseconds, not 0.
+	lone := Compute(nil, sample(t0, "wsrep_cluster_status", "non-Primary", "wsrep_evs_repl_latency", "0.0000035/0.0000035/0.0000035/0/1"))
+	lone.Site = "dc1"
+	if l := Sites([]Row{lone, {Node: "b", Site: "dc2", Up: true}}, nil)[0].Line(); !strings.Contains(l, "repl latency 0.004 ms") {
+		t.Errorf("lone member: %q", l)
 	}
 	never := CarryLatency(Compute(nil, sample(t0, "wsrep_evs_repl_latency", "0/0/0/0/0")), nil)
 	if never.ReplLatencyAt != nil {

@@ -119,6 +119,17 @@ func TestRestartsCountTheArbitrator(t *testing.T) {
 	if a := arbitratorRow(t, sb, "dc3-garbd"); a.Process != "running" || a.ClusterStatus != "Primary" || a.ClusterSize != "3" {
 		t.Errorf("arbitrator status after restart %+v", a)
 	}
+	// Every data node stopped while the arbitrator runs: start brings
+	// the whole cluster back, the arbitrator in it.
+	cli(t, sb, "stop-node", "dc2-1")
+	cli(t, sb, "stop-node", "dc1-1")
+	start = time.Now()
+	cli(t, sb, "start")
+	t.Logf("sandbox start with both data nodes stopped and garbd running: %.1fs", time.Since(start).Seconds())
+	whole("after a start of every data node")
+	if a := arbitratorRow(t, sb, "dc3-garbd"); a.Process != "running" || a.ClusterStatus != "Primary" || a.ClusterSize != "3" {
+		t.Errorf("arbitrator status after the start %+v", a)
+	}
 	// Data-only commands refuse the arbitrator with a reason.
 	if _, err := sb.Position(ctx, "dc3-garbd"); err == nil || !strings.Contains(err.Error(), "arbitrator") {
 		t.Errorf("position of the arbitrator: %v", err)
