@@ -72,7 +72,7 @@ func TestOneWriterAcrossSites(t *testing.T) {
 		ok, deadlocks int
 		errs          map[string]int
 		lastErr       error
-		outage        time.Duration // longest run of failed writes
+		outage        map[string]time.Duration // longest run of failed writes, by the phase it began in
 	}
 	var mu sync.Mutex
 	tallies := map[string]*tally{}
@@ -80,12 +80,13 @@ func TestOneWriterAcrossSites(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for site, db := range dbs {
-		tl := &tally{errs: map[string]int{}}
+		tl := &tally{errs: map[string]int{}, outage: map[string]time.Duration{}}
 		tallies[site] = tl
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var failingSince time.Time
+			var failingIn string
 			for i := 0; i < 100000 && ctx.Err() == nil; i++ {
 				_, err := db.ExecContext(ctx, "UPDATE app.hot SET v = v + 1 WHERE id = 1")
 				if err == nil {
@@ -99,7 +100,7 @@ func TestOneWriterAcrossSites(t *testing.T) {
 				case err == nil:
 					tl.ok++
 					if !failingSince.IsZero() {
-						tl.outage = max(tl.outage, time.Since(failingSince))
+						tl.outage[failingIn] = max(tl.outage[failingIn], time.Since(failingSince))
 						failingSince = time.Time{}
 					}
 				default:
@@ -110,7 +111,7 @@ func TestOneWriterAcrossSites(t *testing.T) {
 					tl.errs[phase]++
 					tl.lastErr = err
 					if failingSince.IsZero() {
-						failingSince = time.Now()
+						failingSince, failingIn = time.Now(), phase
 					}
 				}
 				mu.Unlock()
@@ -223,6 +224,30 @@ func TestOneWriterAcrossSites(t *testing.T) {
 	healed = time.Now()
 	both("writes through both proxies after everything heals")
 	t.Logf("FIGURE full heal: both proxies write again %.1f s after heal", time.Since(healed).Seconds())
+
+	// 3. dc2 cut off from both other sites: its node leaves the Primary
+	// component; dc1 writes on, dc2's proxy refuses writes, and nothing
+	// moves the writer (dc2-1 is not fit, whoever is controller).
+	setPhase("dc2 cut off")
+	if err := sb.Partition(context.Background(), "dc2"); err != nil {
+		t.Fatal(err)
+	}
+	cutAt = time.Now()
+	a = okOf("dc1")
+	testkit.WaitFor(t, 60*time.Second, "writes through the dc1 proxy with dc2 cut off", func() bool { return okOf("dc1") > a+50 })
+	b = okOf("dc2")
+	time.Sleep(time.Until(cutAt.Add(15 * time.Second))) // a duration of the scenario, not a readiness wait
+	if n := okOf("dc2"); n > b {
+		t.Errorf("%d writes went through the dc2 proxy while dc2 was cut off", n-b)
+	}
+	t.Logf("FIGURE dc2 cut off: the dc2 proxy's writes fail with: %v", errOf("dc2"))
+	setPhase("after dc2 rejoins")
+	if err := sb.Heal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	healed = time.Now()
+	both("writes through both proxies after dc2 rejoins")
+	t.Logf("FIGURE dc2 rejoins: both proxies write again %.1f s after heal", time.Since(healed).Seconds())
 	stop()
 	wg.Wait()
 
@@ -259,6 +284,10 @@ func TestOneWriterAcrossSites(t *testing.T) {
 		if tl.deadlocks > 0 {
 			t.Errorf("%d deadlocks (1213) through the %s proxy: two nodes took writes", tl.deadlocks, site)
 		}
-		t.Logf("FIGURE %s proxy: %d writes, errors by phase %v, longest write outage %.1f s, %d samples", site, tl.ok, tl.errs, tl.outage.Seconds(), len(samples))
+		outages := map[string]string{}
+		for ph, d := range tl.outage {
+			outages[ph] = fmt.Sprintf("%.1fs", d.Seconds())
+		}
+		t.Logf("FIGURE %s proxy: %d writes, errors by phase %v, longest write outage by phase %v, %d samples", site, tl.ok, tl.errs, outages, len(samples))
 	}
 }
