@@ -350,3 +350,106 @@ func TestStaleOnlyAfterBeingSynced(t *testing.T) {
 		t.Errorf("an unreachable node is Stale or Primary: %+v", gone)
 	}
 }
+
+// TestWriterOnlyFromAPrimaryComponent: a node takes the writer role only
+// on a check that found it in a Primary component and that no later
+// departure from the Primary component put in doubt. The issue-25 churn
+// (dc1-1 → dc1-3 → none within 1 ms, dc1-3 non-Primary): dc1-1 answered
+// non-Primary, and dc1-3 was chosen on its previous check, taken before
+// the cut; its own non-Primary answer came a millisecond later.
+func TestWriterOnlyFromAPrimaryComponent(t *testing.T) {
+	now := time.Now()
+	up := Health{State: Online, Primary: true}
+	missed := Health{State: Online, Missed: 1} // one check failed, max_missed_checks not reached
+	doubted := Health{State: Online, Primary: true, Unconfirmed: true}
+	nonPrimary := Health{State: Offline, Reason: "non-Primary (wsrep_cluster_status=non-Primary)"}
+	c := func(name string, w int, h Health) Candidate { return Candidate{Name: name, WriterWeight: w, Health: h} }
+	never := Failback{Mode: "never"}
+	for _, tc := range []struct {
+		name    string
+		cands   []Candidate
+		current string
+		want    string
+	}{
+		{"the writer left the Primary component; the next node's check predates it", []Candidate{c("dc1-1", 100, nonPrimary), c("dc1-3", 90, doubted), c("dc2-1", 10, up)}, "dc1-1", "dc2-1"},
+		{"no node confirmed yet: no writer, writes wait", []Candidate{c("dc1-1", 100, nonPrimary), c("dc1-3", 90, doubted)}, "dc1-1", ""},
+		{"a node whose latest check failed does not take the role", []Candidate{c("n1", 100, nonPrimary), c("n2", 90, missed), c("n3", 50, up)}, "n1", "n3"},
+		{"nor at start", []Candidate{c("n1", 100, missed), c("n2", 50, up)}, "", "n2"},
+		{"a writer that missed one check keeps the role (max_missed_checks)", []Candidate{c("n1", 100, missed), c("n2", 50, up)}, "n1", "n1"},
+		{"a doubted writer keeps the role until its check says otherwise", []Candidate{c("n1", 100, doubted), c("n2", 50, up)}, "n1", "n1"},
+		{"confirmed again: chosen", []Candidate{c("dc1-1", 100, nonPrimary), c("dc1-3", 90, up)}, "dc1-1", "dc1-3"},
+	} {
+		if got := ChooseWriter(tc.cands, tc.current, never, now); got != tc.want {
+			t.Errorf("ChooseWriter: %s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Sites: the home site's other node is in doubt for a moment; with no
+	// hold-down the role must not cross to the other site meanwhile.
+	sites := []Candidate{
+		{Name: "a1", Site: "dc1", WriterWeight: 100, Health: nonPrimary, DownSince: now},
+		{Name: "a2", Site: "dc1", WriterWeight: 50, Health: doubted},
+		{Name: "b1", Site: "dc2", WriterWeight: 90, Health: up},
+	}
+	if got, _ := ChooseWriterInSites(sites, "a1", never, SitePolicy{Preferred: "dc1"}, now); got != "" {
+		t.Errorf("home node in doubt: got %q, want no writer until its next check", got)
+	}
+	sites[1].Health = up
+	if got, _ := ChooseWriterInSites(sites, "a1", never, SitePolicy{Preferred: "dc1"}, now); got != "a2" {
+		t.Errorf("home node confirmed: got %q, want a2", got)
+	}
+}
+
+// TestUnreachableReasonHoldsStill: the reason of an unreachable node
+// (and so its one node_state event) does not change with every further
+// missed check; the running count is Health.Missed.
+func TestUnreachableReasonHoldsStill(t *testing.T) {
+	p := Policy{OKChecks: 1, MaxMissedChecks: 2}
+	h := p.Evaluate(Health{}, Sample{Vars: synced()})
+	if !h.Primary || h.Missed != 0 {
+		t.Fatalf("synced: %+v", h)
+	}
+	timeout := Sample{Err: errors.New("dial tcp 10.0.0.1:3306: i/o timeout")}
+	var reasons []string
+	for range 5 {
+		h = p.Evaluate(h, timeout)
+		reasons = append(reasons, h.Reason)
+	}
+	if h.Missed != 5 || h.Primary || h.State != Offline {
+		t.Fatalf("after 5 misses: %+v", h)
+	}
+	want := "unreachable after 2 missed checks (dial tcp 10.0.0.1:3306: i/o timeout)"
+	for i, r := range reasons[1:] {
+		if r != want {
+			t.Errorf("miss %d: reason %q, want %q", i+2, r, want)
+		}
+	}
+}
+
+// TestDoubtOthers: a node seen leaving the Primary component puts every
+// other node that is not OFFLINE in doubt and asks for their checks at once.
+func TestDoubtOthers(t *testing.T) {
+	m := NewMonitor(MonitorConfig{}, []Node{{Name: "a"}, {Name: "b"}, {Name: "c"}})
+	health := map[string]Health{
+		"a": {State: Offline, Missed: 1},
+		"b": {State: Online, Primary: true},
+		"c": {State: Offline, Reason: "non-Primary"},
+	}
+	doubted := map[string]time.Time{}
+	m.doubtOthers("a", health, doubted)
+	if !health["b"].Unconfirmed || health["a"].Unconfirmed || health["c"].Unconfirmed {
+		t.Errorf("doubted: %+v", health)
+	}
+	if _, ok := doubted["b"]; !ok || len(doubted) != 1 {
+		t.Errorf("doubted at %v", doubted)
+	}
+	select {
+	case <-m.kick["b"]:
+	default:
+		t.Error("b was not asked for a check")
+	}
+	select {
+	case <-m.kick["c"]:
+		t.Error("c (OFFLINE) was asked for a check")
+	default:
+	}
+}

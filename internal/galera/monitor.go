@@ -109,8 +109,9 @@ type Check struct {
 	Err     string            // the poll's error, if it failed
 	Vars    map[string]string // status and variables as read (last good poll)
 	Health  Health
-	// Polls counts the polls of the node completed since it was added.
-	Polls int
+	// Polls counts the polls of the node completed since it was added;
+	// Missed, those of them that failed.
+	Polls, Missed int
 }
 
 // Checks returns the latest check of every node that has been polled, in
@@ -253,6 +254,9 @@ func (m *Monitor) Run(ctx context.Context) {
 		health[n.Name] = Health{State: Online}
 	}
 	published := map[string]Health{}
+	// doubted: when each node's latest check was last put in doubt by
+	// another node leaving the Primary component (doubtOthers).
+	doubted := map[string]time.Time{}
 	// view is every node's health, reconciled; publish hands it on when
 	// anything changed.
 	view := func() map[string]Health {
@@ -286,10 +290,12 @@ func (m *Monitor) Run(ctx context.Context) {
 				delete(m.checks, name)
 				m.nodes = slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name })
 				delete(health, name)
+				delete(doubted, name)
 			} else {
 				m.kick[name] = make(chan struct{}, 1)
 				m.nodes = append(slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name }), ch.node)
 				health[name] = Health{State: Offline, Reason: ReasonNotChecked}
+				delete(doubted, name)
 			}
 			m.mu.Unlock()
 			if !ch.remove {
@@ -300,11 +306,40 @@ func (m *Monitor) Run(ctx context.Context) {
 			if _, ok := health[r.node]; !ok {
 				continue // removed while its poll was on the way
 			}
-			health[r.node] = m.cfg.Policy.Evaluate(health[r.node], r.s)
+			prev := health[r.node]
+			h := m.cfg.Policy.Evaluate(prev, r.s)
+			if r.at.Before(doubted[r.node]) {
+				// This check started before another node was seen leaving
+				// the Primary component: it does not confirm this one (the
+				// poll asked for then follows).
+				h.Unconfirmed = true
+			}
+			health[r.node] = h
+			if prev.Primary && !h.Primary {
+				m.doubtOthers(r.node, health, doubted)
+			}
 			v := view()
 			m.record(r, v)
 			publish(v)
 		}
+	}
+}
+
+// doubtOthers: node was just seen leaving the Primary component (it
+// answered non-Primary, or stopped answering). A cut takes several nodes
+// out at once, but their checks arrive one by one: the others' latest
+// checks may no longer hold, so they are marked Unconfirmed (no writer
+// role on their strength) and polled again at once.
+func (m *Monitor) doubtOthers(node string, health map[string]Health, doubted map[string]time.Time) {
+	now := time.Now()
+	for name, h := range health {
+		if name == node || h.State == Offline {
+			continue
+		}
+		h.Unconfirmed = true
+		health[name] = h
+		doubted[name] = now
+		m.Check(name)
 	}
 }
 
@@ -318,6 +353,7 @@ func (m *Monitor) record(r result, view map[string]Health) {
 	c.Polls++
 	if r.s.Err != nil {
 		c.Err = r.s.Err.Error()
+		c.Missed++
 	} else {
 		c.Vars = r.s.Vars
 	}
@@ -336,7 +372,8 @@ func changed(a, b map[string]Health) bool {
 	}
 	for k, v := range b {
 		o := a[k]
-		if o.State != v.State || o.Reason != v.Reason || o.Lagging != v.Lagging || o.ReadOnly != v.ReadOnly || o.Globals != v.Globals {
+		if o.State != v.State || o.Reason != v.Reason || o.Lagging != v.Lagging || o.ReadOnly != v.ReadOnly || o.Globals != v.Globals ||
+			o.Primary != v.Primary || o.Unconfirmed != v.Unconfirmed || (o.Missed > 0) != (v.Missed > 0) {
 			return true
 		}
 	}

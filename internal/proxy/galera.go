@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,8 @@ type galeraState struct {
 	// the view's lock (nodeState), so that a drain and a verdict that
 	// cross never undo each other.
 	health map[string]galera.Health
+	// lastState is the gist of each node's last node_state event.
+	lastState map[string]string
 }
 
 // nodeState sets s from the monitor's last verdict on it and the
@@ -50,7 +53,7 @@ func (gs *galeraState) nodeState(name string, s *topology.Server) {
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
 	fb := failbackOf(g.Failback)
-	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}, health: map[string]galera.Health{},
+	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}, health: map[string]galera.Health{}, lastState: map[string]string{},
 		sites: galera.SitePolicy{Preferred: g.WriterSite, HoldDown: g.SiteHoldDown.D()}}
 	p.galera = gs
 	p.view.SetReaderPolicy(topology.ReaderPolicy(g.WriterIsAlsoReader))
@@ -74,7 +77,9 @@ func (p *Proxy) setupGalera() {
 	gs.monitor.OnUpdate = p.applyHealth
 }
 
-// applyHealth publishes the monitor's verdicts to the routing view.
+// applyHealth publishes the monitor's verdicts to the routing view: every
+// node's state first, then one writer decision on the whole, so that it
+// never rests on some nodes' new checks and others' old ones.
 func (p *Proxy) applyHealth(h map[string]galera.Health) {
 	gs := p.galera
 	for name, nh := range h {
@@ -92,25 +97,57 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 		gs.monOnline[name] = nh.State == galera.Online
 		gs.health[name] = nh
 		gs.mu.Unlock()
-		changed := p.view.SetState(name, func(s *topology.Server) { gs.nodeState(name, s) })
-		if changed {
-			// Record the state the view now publishes (an operator drain
-			// included), as SELECT * FROM servers shows it.
-			srv, _ := p.view.Load().Server(name)
-			detail := srv.State()
-			if srv.Reason != "" {
-				detail += ": " + srv.Reason
-			}
+		if !p.view.SetState(name, func(s *topology.Server) { gs.nodeState(name, s) }) {
+			continue
+		}
+		// Record the state the view now publishes (an operator drain
+		// included), as SELECT * FROM servers shows it: once per change
+		// (see stateGist), not once per check.
+		srv, _ := p.view.Load().Server(name)
+		detail := srv.State()
+		if srv.Reason != "" {
+			detail += ": " + srv.Reason
+		}
+		gs.mu.Lock()
+		same := gs.lastState[name] == stateGist(detail)
+		gs.lastState[name] = stateGist(detail)
+		gs.mu.Unlock()
+		if !same {
 			p.events.Add(eventlog.NodeState, name, detail)
-			if nh.State == galera.Offline {
-				// Nothing can be finished there: drop idle connections.
-				p.pool(name).CloseIdle(true)
-				// A node kept after its registration lapsed goes now.
-				go p.resyncDiscovered()
-			}
-			p.reconsider()
+		}
+		if nh.State == galera.Offline {
+			// Nothing can be finished there: drop idle connections.
+			p.pool(name).CloseIdle(true)
+			// A node kept after its registration lapsed goes now.
+			go p.resyncDiscovered()
 		}
 	}
+	// Always: Unconfirmed and Missed are not in the view, and a change of
+	// them alone matters to the writer decision (the monitor publishes
+	// only changes).
+	if len(h) > 0 {
+		p.reconsider()
+	}
+}
+
+// stateGist is what a node_state event says, less what changes from check
+// to check without changing the state: numbers (a recv queue, a count of
+// good checks), what follows the first colon or parenthesis of the reason
+// (a failed check's error text varies between a refused connection, a
+// dial timeout and a read timeout for one cut).
+func stateGist(detail string) string {
+	state, reason, _ := strings.Cut(detail, ": ")
+	if strings.HasPrefix(reason, "unreachable") {
+		return state + ": unreachable"
+	}
+	reason, _, _ = strings.Cut(reason, ":")
+	reason, _, _ = strings.Cut(reason, " (")
+	return state + ": " + strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, reason)
 }
 
 // fenceLoop carries out writer switches: it stops writes to the old writer
