@@ -1,6 +1,12 @@
 package proxy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/topology"
+)
 
 // TestOneEventPerStateChange: the details a node's view state goes through
 // in a 60 s partition and its healing (issue 25 had one event per missed
@@ -41,5 +47,26 @@ func TestOneEventPerStateChange(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("event %d: %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// TestWriterChangedNamesNoEmptyNode: 9002 names the new writer only when
+// there is one (issue 25: "the writer changed from dc1-1 to  while").
+func TestWriterChangedNamesNoEmptyNode(t *testing.T) {
+	v := topology.NewView([]topology.Server{{Name: "dc1-1", WriterWeight: 100}, {Name: "dc1-3", WriterWeight: 50}})
+	v.SetHealth("dc1-1", false, "non-Primary (wsrep_cluster_status=non-Primary)")
+	v.SetHealth("dc1-3", false, "non-Primary (wsrep_cluster_status=non-Primary)")
+	v.SetWriter("", 0)
+	v.CommitWriter("dc1-1", "", 0)
+	e := writerChanged("dc1-1", v.Load())
+	if e.Code != mysqlproto.ErGaleonWriterChanged || strings.Contains(e.Message, "to  ") ||
+		!strings.Contains(e.Message, "the writer dc1-1 was fenced while your transaction was open and no node has the writer role yet (dc1-1 offline (non-Primary") {
+		t.Errorf("no writer: %d %q", e.Code, e.Message)
+	}
+	t.Logf("%d %s", e.Code, e.Message)
+	v.SetHealth("dc1-3", true, "")
+	v.SetWriter("dc1-3", 0)
+	if e := writerChanged("dc1-1", v.Load()); !strings.Contains(e.Message, "the writer changed from dc1-1 to dc1-3 while your transaction was open; it was rolled back") {
+		t.Errorf("new writer: %q", e.Message)
 	}
 }

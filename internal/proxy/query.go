@@ -11,6 +11,7 @@ import (
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/sqlclass"
+	"github.com/galeon-db/galeon/internal/topology"
 )
 
 // connFor returns the connection a statement must run on: the held one if
@@ -24,9 +25,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		s.discard(c)
 		if stateful {
 			s.p.counts.abortedWriterChanged.Add(1)
-			w, _ := s.p.view.Load().Writer()
-			return nil, "", mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-				"galeon: the writer changed from %s to %s while your transaction was open; it was rolled back: retry the transaction", c.Server(), w.Name)
+			return nil, "", writerChanged(c.Server(), s.p.view.Load())
 		}
 	}
 	if s.hold.conn != nil {
@@ -57,6 +56,28 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		return c, hg, err
 	}
 	return s.asPrevious(c, r, hg, true)
+}
+
+// writerChanged is the 9002 a session gets for a transaction the writer
+// change on old took: it names the new writer only when there is one,
+// and otherwise says why there is none (the writes wait for one).
+func writerChanged(old string, snap *topology.Snapshot) *mysqlproto.SQLError {
+	const retry = "it was rolled back: retry the transaction"
+	w, ok := snap.Writer()
+	switch {
+	case ok && w.Name != old:
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the writer changed from %s to %s while your transaction was open; %s", old, w.Name, retry)
+	case ok:
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the writer role left %s and came back to it (epoch %d) while your transaction was open; %s", old, snap.Epoch, retry)
+	case snap.Switching && snap.Pending != "":
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the writer role is moving from %s to %s while your transaction was open; %s (writes wait for the switch)", old, snap.Pending, retry)
+	}
+	return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+		"galeon: the writer %s was fenced while your transaction was open and no node has the writer role yet (%s); %s (writes wait for a writer up to proxy.no_backend_timeout)",
+		old, snap.Why("writer"), retry)
 }
 
 // clearDiagnostics empties a connection's warnings and errors. MariaDB
