@@ -356,8 +356,11 @@ func (s *session) failed(c *backend.Conn, r sqlclass.Result, err error, res rela
 	var nr *nodeRejects
 	if errors.As(err, &nr) {
 		s.after(c, r, relayResult{isErr: true})
+		// The node's own words first (clients match on them), then what
+		// happened: the statement ran nowhere.
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
-			"galeon: %s and no other node took the statement; check the nodes (galeon admin: SELECT * FROM servers)", nr.Error()))
+			"WSREP has not yet prepared node for application use (galeon: %s refused the statement without running it — it is outside the Primary component, or refuses queries — and no other node took it; "+
+				"retry: statements succeed again once a node in a Primary component can take them; check the nodes: galeon admin SELECT * FROM servers)", nr.server))
 	}
 	return s.backendFailed(c, err, res)
 }
@@ -378,12 +381,17 @@ func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*ba
 	for {
 		snap := s.p.view.Load()
 		c, hg, err := s.connFor(q, r)
-		if err != nil || hg == routeHeld || !contains(avoid, c.Server()) {
+		if err != nil || hg == routeHeld || !contains(avoid, c.Server()) || staleRead(s.p.view.Load(), hg, c.Server()) {
+			// A node that refused, and that the monitor has since found
+			// outside the Primary component, is fit again for a read
+			// when stale_reads allows it: it is read with
+			// wsrep_dirty_reads (see dirtyReads).
 			return c, hg, err
 		}
 		s.release(c)
 		if time.Now().After(deadline) {
-			return nil, "", &errNoBackend{hostgroup: hg, why: "every candidate refuses queries (WSREP not ready): " + fmt.Sprint(avoid), wait: s.p.cfg.Proxy.NoBackendWait.D()}
+			return nil, "", &errNoBackend{hostgroup: hg, why: "every candidate refuses queries (WSREP not ready): " + fmt.Sprint(avoid), wait: s.p.cfg.Proxy.NoBackendWait.D(),
+				noPrimary: noPrimary(s.p.view.Load().Servers)}
 		}
 		// The monitor marks such a node soon: look again when the view
 		// changes, or after a moment (a reader is drawn at random).
@@ -392,6 +400,17 @@ func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*ba
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// staleRead says whether a read on node (hostgroup hg) is served stale,
+// with wsrep_dirty_reads (galera.stale_reads and the node outside the
+// Primary component, as the monitor saw it).
+func staleRead(snap *topology.Snapshot, hg route, node string) bool {
+	if hg == routeWriter || !snap.StaleReads {
+		return false
+	}
+	srv, _ := snap.Server(node)
+	return srv.Stale
 }
 
 // useTarget extracts the schema of USE db / USE `db`.
