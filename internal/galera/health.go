@@ -78,12 +78,6 @@ type Health struct {
 	Stale bool
 	// Primary: the node answered from inside a Primary component.
 	Primary bool
-	// Unconfirmed: another node left the Primary component after this
-	// node's latest check, which may no longer hold (a cut takes several
-	// nodes out at once, and their checks arrive one by one). The node
-	// keeps its state, but takes no writer role until a newer check
-	// (asked for at once) confirms it; see Candidate.Electable.
-	Unconfirmed bool
 	// Segment is gmcast.segment, for data-centre aware routing later.
 	Segment    int
 	ClusterID  string // wsrep_cluster_state_uuid
@@ -110,7 +104,6 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 		h.Missed++
 		h.good = 0
 		refused := strings.Contains(s.Err.Error(), "connection refused")
-		h.Unconfirmed = false
 		if refused || h.Missed >= max(1, p.MaxMissedChecks) {
 			h.State = Offline
 			// The count is the threshold crossed, not the running one: the
@@ -124,7 +117,7 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 		}
 		return h
 	}
-	h.Missed, h.Unconfirmed = 0, false
+	h.Missed = 0
 	v := s.Vars
 	num := func(k string) int64 { n, _ := strconv.ParseInt(v[k], 10, 64); return n }
 	on := func(k string) bool { x := strings.ToUpper(v[k]); return x == "ON" || x == "1" || x == "TRUE" }

@@ -254,9 +254,9 @@ func (m *Monitor) Run(ctx context.Context) {
 		health[n.Name] = Health{State: Online}
 	}
 	published := map[string]Health{}
-	// doubted: when each node's latest check was last put in doubt by
-	// another node leaving the Primary component (doubtOthers).
-	doubted := map[string]time.Time{}
+	// hold: after a node left the Primary component, nothing is published
+	// until the others' checks taken since are in (confirmHold).
+	hold := confirmHold{max: 2*m.cfg.Timeout + 50*time.Millisecond}
 	// view is every node's health, reconciled; publish hands it on when
 	// anything changed.
 	view := func() map[string]Health {
@@ -290,12 +290,12 @@ func (m *Monitor) Run(ctx context.Context) {
 				delete(m.checks, name)
 				m.nodes = slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name })
 				delete(health, name)
-				delete(doubted, name)
+				hold.forget(name)
 			} else {
 				m.kick[name] = make(chan struct{}, 1)
 				m.nodes = append(slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name }), ch.node)
 				health[name] = Health{State: Offline, Reason: ReasonNotChecked}
-				delete(doubted, name)
+				hold.forget(name)
 			}
 			m.mu.Unlock()
 			if !ch.remove {
@@ -308,39 +308,102 @@ func (m *Monitor) Run(ctx context.Context) {
 			}
 			prev := health[r.node]
 			h := m.cfg.Policy.Evaluate(prev, r.s)
-			if r.at.Before(doubted[r.node]) {
-				// This check started before another node was seen leaving
-				// the Primary component: it does not confirm this one (the
-				// poll asked for then follows).
-				h.Unconfirmed = true
-			}
 			health[r.node] = h
+			hold.seen(r.node, r.at)
 			if prev.Primary && !h.Primary {
-				m.doubtOthers(r.node, health, doubted)
+				for _, name := range hold.begin(r.node, health, time.Now()) {
+					m.Check(name)
+				}
 			}
 			v := view()
 			m.record(r, v)
-			publish(v)
+			if hold.done(time.Now()) {
+				publish(v)
+			}
+		case <-hold.timer():
+			hold.end()
+			publish(view())
 		}
 	}
 }
 
-// doubtOthers: node was just seen leaving the Primary component (it
-// answered non-Primary, or stopped answering). A cut takes several nodes
-// out at once, but their checks arrive one by one: the others' latest
-// checks may no longer hold, so they are marked Unconfirmed (no writer
-// role on their strength) and polled again at once.
-func (m *Monitor) doubtOthers(node string, health map[string]Health, doubted map[string]time.Time) {
-	now := time.Now()
-	for name, h := range health {
-		if name == node || h.State == Offline {
-			continue
-		}
-		h.Unconfirmed = true
-		health[name] = h
-		doubted[name] = now
-		m.Check(name)
+// confirmHold keeps a node's departure from the Primary component from
+// being published alone. A cut takes several nodes out at once, but their
+// checks arrive one by one: published at once, the first one's verdict
+// would have the writer policy choose a node whose latest check predates
+// the cut — and which the next check, a millisecond later, finds outside
+// the Primary component too (issue 25: dc1-1 → dc1-3 → none within 1 ms).
+// So every other node that is not OFFLINE is checked again at once, and
+// the monitor publishes once all of those checks (started after the
+// departure) are in, or after max: one consistent view, one decision.
+type confirmHold struct {
+	max      time.Duration
+	since    time.Time       // the latest departure seen
+	deadline time.Time       // publish by then whatever is missing
+	awaiting map[string]bool // nodes whose check since is not in yet
+	t        *time.Timer
+}
+
+// begin starts (or widens) a hold after node left the Primary component
+// at now; it returns the nodes to check at once.
+func (h *confirmHold) begin(node string, health map[string]Health, now time.Time) []string {
+	if h.awaiting == nil {
+		h.awaiting = map[string]bool{}
 	}
+	if len(h.awaiting) == 0 {
+		h.deadline = now.Add(h.max)
+	}
+	h.since = now
+	var kick []string
+	for name, nh := range health {
+		if name != node && nh.State != Offline {
+			h.awaiting[name] = true
+			kick = append(kick, name)
+		}
+	}
+	if len(h.awaiting) > 0 {
+		if h.t == nil {
+			h.t = time.NewTimer(time.Until(h.deadline))
+		} else {
+			h.t.Reset(time.Until(h.deadline))
+		}
+	}
+	return kick
+}
+
+// seen notes a check of node that started at.
+func (h *confirmHold) seen(node string, at time.Time) {
+	if !at.Before(h.since) {
+		delete(h.awaiting, node)
+	}
+}
+
+// forget drops a node that left the monitor.
+func (h *confirmHold) forget(node string) { delete(h.awaiting, node) }
+
+// done says whether nothing is held back (now).
+func (h *confirmHold) done(now time.Time) bool {
+	if len(h.awaiting) > 0 && now.Before(h.deadline) {
+		return false
+	}
+	h.end()
+	return true
+}
+
+// end lets go of the hold.
+func (h *confirmHold) end() {
+	clear(h.awaiting)
+	if h.t != nil {
+		h.t.Stop()
+	}
+}
+
+// timer fires at the deadline of a hold (nil channel while none).
+func (h *confirmHold) timer() <-chan time.Time {
+	if h.t == nil || len(h.awaiting) == 0 {
+		return nil
+	}
+	return h.t.C
 }
 
 // record keeps the latest check of r's node, with the reconciled health
@@ -373,7 +436,7 @@ func changed(a, b map[string]Health) bool {
 	for k, v := range b {
 		o := a[k]
 		if o.State != v.State || o.Reason != v.Reason || o.Lagging != v.Lagging || o.ReadOnly != v.ReadOnly || o.Globals != v.Globals ||
-			o.Primary != v.Primary || o.Unconfirmed != v.Unconfirmed || (o.Missed > 0) != (v.Missed > 0) {
+			o.Primary != v.Primary || (o.Missed > 0) != (v.Missed > 0) {
 			return true
 		}
 	}

@@ -46,13 +46,14 @@ func (c Candidate) Eligible() bool {
 }
 
 // Electable says whether the node can be given the writer role now:
-// Eligible, and in a Primary component as of its latest check — that
-// check succeeded (a node that missed one stays ONLINE until
+// Eligible, and in a Primary component as of its latest check, which
+// succeeded. A node that missed a check stays ONLINE until
 // max_missed_checks, which lets a writer ride out a slow check, but it
-// does not take the role on an old answer) and no other node was seen
-// leaving the Primary component since (Health.Unconfirmed).
+// does not take the role on an older answer. (That no check is older
+// than another node's departure from the Primary component is the
+// Monitor's part: see confirmHold.)
 func (c Candidate) Electable() bool {
-	return c.Eligible() && c.Health.Missed == 0 && !c.Health.Unconfirmed
+	return c.Eligible() && c.Health.Missed == 0
 }
 
 func better(a, b Candidate) bool {

@@ -129,12 +129,12 @@ func (p *Proxy) candidates(servers []topology.Server) ([]galera.Candidate, follo
 		} else if s.Draining {
 			st = galera.Draining
 		}
-		// Missed and Unconfirmed are the monitor's latest word on whether
-		// the node is in a Primary component now (Candidate.Electable).
+		// Missed: the monitor's latest check of the node failed, so it
+		// is not known in a Primary component now (Candidate.Electable).
 		nh := gs.health[s.Name]
 		cands = append(cands, galera.Candidate{Name: s.Name, WriterWeight: s.WriterWeight,
 			Health: galera.Health{State: st, Reason: s.Reason, Lagging: s.Lagging, ReadOnly: s.ReadOnly,
-				Primary: s.Primary, Missed: nh.Missed, Unconfirmed: nh.Unconfirmed},
+				Primary: s.Primary, Missed: nh.Missed},
 			HealthySince: gs.since[s.Name], Site: s.Site, DownSince: gs.down[s.Name]})
 	}
 	return cands, follow.Settings{Failback: gs.failback, Sites: gs.sites}

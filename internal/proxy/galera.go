@@ -122,9 +122,8 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			go p.resyncDiscovered()
 		}
 	}
-	// Always: Unconfirmed and Missed are not in the view, and a change of
-	// them alone matters to the writer decision (the monitor publishes
-	// only changes).
+	// Always: Missed is not in the view, and a change of it alone
+	// matters to the writer decision (the monitor publishes only changes).
 	if len(h) > 0 {
 		p.reconsider()
 	}
