@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/quorum"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
@@ -35,11 +37,12 @@ func runPlan(ctx context.Context, args []string) error {
 	}
 	var l quorum.Layout
 	var rtts []quorum.RTT
+	var running quorum.Running // what the nodes run, if known
 	var err error
 	horizon := func(*quorum.Report) {}
 	switch {
 	case *name != "" && *dc == "" && *disc == "" && *layoutFile == "":
-		if l, rtts, err = sandboxLayout(ctx, *name); err != nil {
+		if l, rtts, running, err = sandboxLayout(ctx, *name); err != nil {
 			return err
 		}
 	case *dc != "" && *name == "" && *disc == "" && *layoutFile == "":
@@ -104,8 +107,8 @@ func runPlan(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	r := quorum.Plan(l)
-	r.Measured(rtts)
+	r := quorum.PlanFor(l, quorum.Options{DefaultHoldDown: config.Defaults().Galera.SiteHoldDown.D()})
+	r.Measured(rtts, running)
 	horizon(&r)
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -138,32 +141,10 @@ func printPlan(w io.Writer, r quorum.Report) {
 		}
 		fmt.Fprintf(w, "  %-8s segment %d: %s\n", s, seg, strings.Join(ms, ", "))
 	}
-	fmt.Fprintln(w, "\nfailure                      writes   primary component (others stop)")
+	fmt.Fprintln(w, "\n(lose: its members are down; cut off: they keep running, every link to the site is cut)")
+	fmt.Fprintf(w, "  %-27s %-8s %s\n", "failure", "writes", "primary component (others stop)")
 	for _, o := range r.Outcomes {
-		res := "STOP"
-		if o.Writes {
-			res = "ok"
-		}
-		var primary, others []string
-		for _, c := range o.Components {
-			if c.Primary {
-				primary = append(primary, strings.Join(c.Members, " "))
-			} else {
-				others = append(others, strings.Join(c.Members, " "))
-			}
-		}
-		line := strings.Join(primary, "")
-		if line == "" {
-			line = "(none)"
-		}
-		if len(others) > 0 {
-			line += "   [" + strings.Join(others, "] [") + "]"
-		}
-		if o.Relay != "" {
-			res = "pause"
-			line += "   (relayed through " + o.Relay + " after a split of a few seconds)"
-		}
-		fmt.Fprintf(w, "  %-27s %-8s %s\n", o.Failure, res, line)
+		fmt.Fprintln(w, "  "+o.Row().String())
 	}
 	if len(r.Warnings)+len(r.Advice) > 0 {
 		fmt.Fprintln(w)
@@ -178,11 +159,12 @@ func printPlan(w io.Writer, r quorum.Report) {
 
 // sandboxLayout reads a multi-site sandbox's members (its nodes and
 // arbitrators with their sites and segments) and, if it runs, measures
-// the round trip of each link between its sites.
-func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RTT, error) {
+// the round trip of each link between its sites and reads the
+// evs.suspect_timeout its nodes run.
+func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RTT, quorum.Running, error) {
 	sb, err := sandbox.Open(sandbox.DirFor(name), sandbox.Control{})
 	if err != nil {
-		return quorum.Layout{}, nil, err
+		return quorum.Layout{}, nil, quorum.Running{}, err
 	}
 	var ms []quorum.Member
 	for _, n := range sb.Nodes {
@@ -193,7 +175,7 @@ func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RT
 	}
 	l, err := quorum.NewLayout(ms)
 	if err != nil {
-		return quorum.Layout{}, nil, fmt.Errorf("sandbox %s: %w (plan needs a sandbox made with --dc)", name, err)
+		return quorum.Layout{}, nil, quorum.Running{}, fmt.Errorf("sandbox %s: %w (plan needs a sandbox made with --dc)", name, err)
 	}
 	for _, n := range sb.Nodes {
 		if n.Weight != nil {
@@ -206,17 +188,45 @@ func sandboxLayout(ctx context.Context, name string) (quorum.Layout, []quorum.RT
 		}
 	}
 	if sb.Net == nil || !sb.Net.Up() {
-		return l, nil, nil // not running: plan the layout alone
+		return l, nil, quorum.Running{}, nil // not running: plan the layout alone
 	}
 	links, err := sb.Links(ctx, 2*time.Second)
 	if err != nil {
-		return l, nil, nil // not running: plan the layout alone
+		return l, nil, quorum.Running{}, nil // not running: plan the layout alone
 	}
 	var rtts []quorum.RTT
 	for _, k := range links {
 		rtts = append(rtts, quorum.RTT{From: k.A, To: k.B, RTT: k.RTT, Err: k.Err})
 	}
-	return l, rtts, nil
+	run := quorum.Running{SuspectTimeout: runningSuspect(ctx, sb)}
+	if _, set := sb.ProviderOptions["evs.suspect_timeout"]; !set && run.SuspectTimeout != "" {
+		// Neither --wan nor --provider-option set it: the sandbox's own
+		// default, tuned for nodes on one machine.
+		run.Why = "the sandbox's loopback tuning, not a cluster's default: see docs/sandbox.md"
+	}
+	return l, rtts, run, nil
+}
+
+// runningSuspect is the evs.suspect_timeout the first node that answers
+// runs ("" if none does).
+func runningSuspect(ctx context.Context, sb *sandbox.Sandbox) string {
+	for _, n := range sb.Nodes {
+		db, err := sb.DB(n.Name)
+		if err != nil {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		var k, opts string
+		err = db.QueryRowContext(qctx, "SHOW VARIABLES LIKE 'wsrep_provider_options'").Scan(&k, &opts)
+		cancel()
+		if err != nil {
+			continue
+		}
+		if v, ok := galera.ProviderOption(opts, "evs.suspect_timeout"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // clusterLayout builds the layout of a running cluster from what its

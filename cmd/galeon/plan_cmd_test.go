@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/quorum"
 )
@@ -48,7 +50,7 @@ func TestClusterLayoutFromAgents(t *testing.T) {
 		t.Errorf("measured %v, want dc1's 31 ms and dc2's 29 ms", rtts)
 	}
 	r := quorum.Plan(l)
-	r.Measured(rtts)
+	r.Measured(rtts, quorum.Running{})
 	if !strings.Contains(strings.Join(r.Advice, "\n"), "every commit waits at least 31 ms") {
 		t.Errorf("advice does not give the commit floor: %v", r.Advice)
 	}
@@ -84,5 +86,50 @@ func TestGcacheHorizon(t *testing.T) {
 	}
 	if _, _, rate := gcacheHorizon(before, before); rate != 0 {
 		t.Errorf("no commits: rate %.1f", rate)
+	}
+}
+
+// TestPrintPlanCutsAndLosses: for 3+1 the plan prints dc1 lost (writes
+// stop) and dc1 cut off (dc1 keeps writing) as two rows, in the text and
+// in the JSON, and warns of no even split, since none exists.
+func TestPrintPlanCutsAndLosses(t *testing.T) {
+	l, err := quorum.ParseLayout("dc1:3,dc2:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := quorum.PlanFor(l, quorum.Options{DefaultHoldDown: config.Defaults().Galera.SiteHoldDown.D()})
+	var b strings.Builder
+	printPlan(&b, r)
+	var rows []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		rows = append(rows, strings.Join(strings.Fields(line), " "))
+	}
+	text := strings.Join(rows, "\n")
+	for _, want := range []string{
+		"lose site dc1 STOP (none) [dc2-1]",
+		"cut off site dc1 ok dc1-1 dc1-2 dc1-3 [dc2-1]",
+		"cut off site dc2 ok dc1-1 dc1-2 dc1-3 [dc2-1]",
+		"cut dc1 <-> dc2 ok dc1-1 dc1-2 dc1-3 [dc2-1]",
+		`galera.writer_site = "dc1"`,
+		`galera.site_hold_down = "30s" (`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "even") {
+		t.Errorf("3+1 has no even split, the plan warns of one:\n%s", text)
+	}
+	// What the advice calls the default is this galeon's default.
+	def := config.Defaults().Galera.SiteHoldDown.D()
+	if called := strings.Contains(text, `"30s" (the default)`); called != (def == quorum.SiteHoldDown) {
+		t.Errorf("the default hold-down is %s, and the plan says:\n%s", def, text)
+	}
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"Kind":"site cut","Node":"","Site":"dc1"`) {
+		t.Errorf("the JSON plan has no site cut of dc1: %s", js)
 	}
 }

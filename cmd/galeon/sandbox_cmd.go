@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -109,31 +110,31 @@ func sandboxActions() []sandboxAction {
 			}
 			return removeNode(ctx, sb, store, node, c.ctl.Progress)
 		}),
-		onNode("kill", "SIGKILL NODE (crash)", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+		onNode("kill", "SIGKILL NODE (crash); NODE may be an arbitrator (dc3-garbd)", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
 			return sb.Kill(node)
 		}),
-		onNode("pause", "SIGSTOP NODE (hung server)", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+		onNode("pause", "SIGSTOP NODE (hung server; an arbitrator too)", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
 			return sb.Pause(node)
 		}),
-		onNode("resume", "SIGCONT NODE", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+		onNode("resume", "SIGCONT NODE (an arbitrator too)", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
 			return sb.Resume(node)
 		}),
-		onNode("restart", "stop NODE (cleanly, resuming it if paused) and start it again", func(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox, node string) error {
+		onNode("restart", "stop NODE or an arbitrator (cleanly, resuming it if paused) and start it again; it waits until the running members (arbitrators included) no longer list its previous run", func(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox, node string) error {
 			if store := c.controlDonors(ctx, sb); store != nil {
 				defer store.Close()
 			}
 			return sb.Restart(donorsFromEnv(ctx), node)
 		}),
-		onNode("running", "exit status 0 while NODE's server runs, 1 otherwise", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+		onNode("running", "exit status 0 while NODE's server (or arbitrator) runs, 1 otherwise", func(_ context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
 			if !sb.Running(node) {
 				return errSilentFailure
 			}
 			return nil
 		}),
-		onNode("start-node", "start a stopped NODE so that it joins the cluster", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+		onNode("start-node", "start a stopped NODE (or arbitrator) so that it joins the cluster", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
 			return sb.StartNode(donorsFromEnv(ctx), node)
 		}),
-		onNode("stop-node", "stop NODE cleanly (it stays in the sandbox)", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
+		onNode("stop-node", "stop NODE or an arbitrator cleanly (it stays in the sandbox)", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
 			return sb.StopNode(ctx, node)
 		}),
 		onNode("bootstrap-node", "start a stopped NODE as a new Primary component (safe_to_bootstrap set)", func(ctx context.Context, _ *sandboxCall, sb *sandbox.Sandbox, node string) error {
@@ -205,7 +206,7 @@ func (o *upFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.wan, "wan", false, "apply the WAN profile (galera.WANProfile timeouts and windows) to the nodes' provider options")
 	fs.DurationVar(&o.wanRTT, "wan-rtt", 0, "round trip `D` between every two sites (an NFQUEUE delay in each site)")
 	fs.BoolVar(&o.oneSegment, "one-segment", false, "every site in gmcast.segment 0, as without segments")
-	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500)")
+	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500; with sites, on the sites' bridge, etcd://172.30.K.1:P+500, which proxies inside the sites reach)")
 }
 
 func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
@@ -227,6 +228,10 @@ func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
 	switch disc {
 	case "":
 		disc = sandbox.DiscoveryEndpoint(o.basePort)
+		if sites != "" {
+			// On the sites' bridge: proxies inside the sites reach it.
+			disc = sandbox.SiteDiscoveryEndpoint(o.basePort)
+		}
 	case "none":
 		disc = ""
 	}
@@ -236,7 +241,7 @@ func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nsandbox %q is up: %d nodes Synced in one Primary component (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(c.start).Seconds())
+	fmt.Printf("\nsandbox %q is up: %s in one Primary component (%.1fs)\n", sb.Name, membersText(sb), time.Since(c.start).Seconds())
 	printConnectInfo(sb)
 	return nil
 }
@@ -248,7 +253,7 @@ func runStart(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox) error {
 	if err := sb.Start(ctx); err != nil {
 		return err
 	}
-	fmt.Printf("sandbox %q is running: %d nodes Synced (%.1fs)\n", sb.Name, len(sb.Nodes), time.Since(c.start).Seconds())
+	fmt.Printf("sandbox %q is running: %s (%.1fs)\n", sb.Name, membersText(sb), time.Since(c.start).Seconds())
 	return nil
 }
 
@@ -379,11 +384,35 @@ func donorsFromEnv(ctx context.Context) context.Context {
 	return ctx
 }
 
+// membersText is "2 nodes Synced", with the arbitrators if any: "2
+// nodes Synced and 1 arbitrator".
+func membersText(sb *sandbox.Sandbox) string {
+	s := fmt.Sprintf("%d nodes Synced", len(sb.Nodes))
+	switch len(sb.Arbitrators) {
+	case 0:
+	case 1:
+		s += " and 1 arbitrator"
+	default:
+		s += fmt.Sprintf(" and %d arbitrators", len(sb.Arbitrators))
+	}
+	return s
+}
+
+// connectLine is how to reach node with the mariadb client, at the
+// address it listens on (its site's, in a multi-site sandbox).
+func connectLine(n sandbox.Node, user, password string) string {
+	host, port, _ := net.SplitHostPort(n.Addr())
+	return fmt.Sprintf("  %-7s %s   mariadb -h%s -P%s -u%s -p'%s' app", n.Name, n.Addr(), host, port, user, password)
+}
+
 func printConnectInfo(sb *sandbox.Sandbox) {
 	c := sb.Credentials
 	fmt.Println("\nnodes:")
 	for _, n := range sb.Nodes {
-		fmt.Printf("  %-7s %s   mariadb -h127.0.0.1 -P%d -u%s -p'%s' app\n", n.Name, n.Addr(), n.Port, c.AppUser, c.AppPassword)
+		fmt.Println(connectLine(n, c.AppUser, c.AppPassword))
+	}
+	for _, a := range sb.ArbitratorStatus() {
+		fmt.Printf("  %-7s %s   arbitrator (garbd) in %s, segment %d: votes, holds no data, no SQL\n", a.Name, a.Addr(), a.Site, a.Segment)
 	}
 	fmt.Printf("\ncredentials (generated; stored in %s/sandbox.json, mode 0600):\n", sb.Dir)
 	fmt.Printf("  admin    %s / %s\n  app      %s / %s\n  monitor  %s / %s\n",
@@ -429,13 +458,17 @@ func printSandboxStatus(ctx context.Context, sb *sandbox.Sandbox, asJSON bool) e
 			fmt.Println(linkLine(l))
 		}
 	}
-	fmt.Printf("%-9s %-5s %-20s %-7s %-8s %-15s %-8s %-5s %s\n", "node", "site", "address", "pid", "process", "state", "cluster", "size", "agent")
+	fmt.Printf("%-9s %-5s %-20s %-7s %-8s %-15s %-11s %-5s %s\n", "node", "site", "address", "pid", "process", "state", "cluster", "size", "agent")
 	for _, n := range st {
 		pid := "-"
 		if n.PID != 0 {
 			pid = fmt.Sprint(n.PID)
 		}
-		line := fmt.Sprintf("%-9s %-5s %-20s %-7s %-8s %-15s %-8s %-5s %s", n.Name, n.Site, n.Addr(), pid, n.Process, n.State, n.ClusterStatus, n.ClusterSize, sb.AgentStatus(n.Node))
+		agent := "-" // an arbitrator has none
+		if n.Role != "arbitrator" {
+			agent = sb.AgentStatus(n.Node)
+		}
+		line := fmt.Sprintf("%-9s %-5s %-20s %-7s %-8s %-15s %-11s %-5s %s", n.Name, n.Site, n.Addr(), pid, n.Process, n.State, n.ClusterStatus, n.ClusterSize, agent)
 		if n.Error != "" {
 			line += "  error: " + n.Error
 		}
@@ -450,7 +483,7 @@ func linkLine(l sandbox.Link) string {
 	if l.Err != "" {
 		rtt = "unreachable (" + l.Err + ")"
 	}
-	return fmt.Sprintf("link %s-%s: %s; sent %s→%s %s, %s→%s %s", l.A, l.B, rtt, l.A, l.B, wsrepview.Human(float64(l.BytesA))+"B", l.B, l.A, wsrepview.Human(float64(l.BytesB))+"B")
+	return fmt.Sprintf("link %s-%s: %s; wire bytes sent %s→%s %s, %s→%s %s", l.A, l.B, rtt, l.A, l.B, wsrepview.Human(float64(l.BytesA))+"B", l.B, l.A, wsrepview.Human(float64(l.BytesB))+"B")
 }
 
 // cliControl is how the CLI runs a sandbox: progress lines timed from

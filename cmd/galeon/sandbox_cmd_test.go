@@ -243,3 +243,16 @@ func checkWidth(t *testing.T, what, text string) {
 		}
 	}
 }
+
+// TestConnectLineUsesTheListenAddress: a node of a multi-site sandbox
+// listens on its site's address, and the line to reach it says so.
+func TestConnectLineUsesTheListenAddress(t *testing.T) {
+	site := sandbox.Node{Name: "dc1-1", Port: 9401, Host: "172.30.94.11"}
+	if got := connectLine(site, "app", "pw"); !strings.Contains(got, "mariadb -h172.30.94.11 -P9401 -uapp") {
+		t.Errorf("site node: %q", got)
+	}
+	loop := sandbox.Node{Name: "node1", Port: 4401}
+	if got := connectLine(loop, "app", "pw"); !strings.Contains(got, "mariadb -h127.0.0.1 -P4401 ") {
+		t.Errorf("loopback node: %q", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,11 +63,15 @@ func runStatus(ctx context.Context, args []string) error {
 	w := &wsrepview.Watcher{Targets: targets, Timeout: min(*interval, 2*time.Second)}
 	w.Poll(ctx) // baseline for rates
 	var links *linkWatch
-	if *nodes == "" && !*asJSON {
-		if sb, err := sandbox.Open(*dir, sandbox.Control{}); err == nil && sb.Net != nil {
-			links = &linkWatch{sb: sb}
-			links.poll(ctx) // baseline for rates
+	var sb *sandbox.Sandbox // the sandbox watched, if any: it names the arbitrators
+	if *nodes == "" {
+		if s, err := sandbox.Open(*dir, sandbox.Control{}); err == nil {
+			sb = s
 		}
+	}
+	if sb != nil && sb.Net != nil && !*asJSON {
+		links = &linkWatch{sb: sb}
+		links.poll(ctx) // baseline for rates
 	}
 	if *once {
 		*count = 1
@@ -81,10 +86,14 @@ func runStatus(ctx context.Context, args []string) error {
 		case <-tick.C:
 		}
 		rows := w.Poll(ctx)
+		arbs := arbitratorRows(sb)
 		cp := control.read(ctx)
 		if *asJSON {
 			obj := map[string]any{"time": time.Now().UTC(), "nodes": rows}
-			if sites := wsrepview.Sites(rows); sites != nil {
+			if len(arbs) > 0 {
+				obj["arbitrators"] = arbs
+			}
+			if sites := wsrepview.Sites(rows, arbs); sites != nil {
 				obj["sites"] = sites
 			}
 			if cp != nil {
@@ -101,17 +110,27 @@ func runStatus(ctx context.Context, args []string) error {
 			}
 			fmt.Println(wsrepview.Header())
 		}
-		sites := wsrepview.Sites(rows)
+		sites := wsrepview.Sites(rows, arbs)
 		if sites == nil {
 			for _, r := range rows {
 				fmt.Println(r.Line())
 			}
-			continue
+			for _, a := range arbs {
+				fmt.Println(a.Line())
+			}
 		}
 		for _, site := range sites {
 			fmt.Println(site.Line())
 			for _, k := range site.Rows {
 				fmt.Println(rows[k].Line())
+			}
+			for _, k := range site.ArbRows {
+				fmt.Println(arbs[k].Line())
+			}
+		}
+		if len(arbs) == 0 {
+			if line := wsrepview.Unnamed(rows); line != "" {
+				fmt.Println(line)
 			}
 		}
 		for _, l := range links.poll(ctx) {
@@ -119,6 +138,22 @@ func runStatus(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// arbitratorRows are the sandbox's arbitrators as status shows them
+// (none without a sandbox: Galera counts them, wsrepview.Unnamed).
+func arbitratorRows(sb *sandbox.Sandbox) []wsrepview.ArbitratorRow {
+	if sb == nil {
+		return nil
+	}
+	now := time.Now()
+	var out []wsrepview.ArbitratorRow
+	for _, a := range sb.ArbitratorStatus() {
+		size, _ := strconv.ParseInt(a.ClusterSize, 10, 64)
+		out = append(out, wsrepview.ArbitratorRow{Name: a.Name, Time: now, Site: a.Site, Segment: int64(a.Segment), Address: a.Addr(),
+			Process: a.Process, ClusterStatus: a.ClusterStatus, Size: size})
+	}
+	return out
 }
 
 // linkWatch reports a multi-site sandbox's links between sites at each
@@ -154,7 +189,7 @@ func (w *linkWatch) poll(ctx context.Context) []string {
 			continue
 		}
 		rate := func(cur, old uint64) string { return wsrepview.Human(float64(cur-min(cur, old))/dt) + "B/s" }
-		out = append(out, fmt.Sprintf("── link %s-%s: %s · %s→%s %s · %s→%s %s", l.A, l.B, rtt, l.A, l.B, rate(l.BytesA, p[0]), l.B, l.A, rate(l.BytesB, p[1])))
+		out = append(out, fmt.Sprintf("── link %s-%s: %s · wire %s→%s %s · %s→%s %s", l.A, l.B, rtt, l.A, l.B, rate(l.BytesA, p[0]), l.B, l.A, rate(l.BytesB, p[1])))
 	}
 	w.prev, w.at = next, now
 	return out

@@ -240,7 +240,15 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 		if seg, err := strconv.Atoi(v["wsrep_gmcast_segment"]); err == nil {
 			f.Segment = seg // the node's own, over the --segment given
 		}
-		f.ReplLatency, _ = wsrepview.ReplLatency(v["wsrep_evs_repl_latency"])
+		if avg, _, samples := wsrepview.ParseReplLatency(v["wsrep_evs_repl_latency"]); samples > 0 {
+			f.ReplLatency = avg
+		} else {
+			// An empty window (the provider restarts it every minute, and
+			// nothing was sent since) is no measurement: keep the last.
+			a.mu.Lock()
+			f.ReplLatency = a.facts.ReplLatency
+			a.mu.Unlock()
+		}
 		f.Weight = a.weight(ctx)
 	}
 	a.mu.Lock()

@@ -138,7 +138,8 @@ type Galera struct {
 	// SiteHoldDown is how long the writer's site must have had no fit
 	// node before the role moves to another site: a short partition or a
 	// latency spike pauses writes rather than move them across the WAN.
-	// 0 (default) moves it at once.
+	// Default DefaultSiteHoldDown; 0 moves it at once. Nodes without a
+	// site are one site: the hold-down never delays their failovers.
 	SiteHoldDown Duration `toml:"site_hold_down"`
 	// StaleReads lets reads go to nodes outside the Primary component
 	// (with wsrep_dirty_reads) when no node of a Primary component can
@@ -278,6 +279,11 @@ type QueryRule struct {
 	Destination string `toml:"destination"`
 }
 
+// DefaultSiteHoldDown is galera.site_hold_down's default: the WAN
+// profile's suspect timeout, so that a short cut or spike pauses writes
+// instead of moving the writer across sites.
+const DefaultSiteHoldDown = 30 * time.Second
+
 // Defaults is the configuration of an empty file.
 func Defaults() Config {
 	return Config{
@@ -303,6 +309,7 @@ func Defaults() Config {
 			Interval: Duration(500 * time.Millisecond), CheckTimeout: Duration(300 * time.Millisecond),
 			OKChecks: 2, MaxMissedChecks: 2, MaxTransactionsBehind: 100, Failback: "never",
 			WriterIsAlsoReader: "when_no_other_reader", DrainGrace: Duration(10 * time.Second), MaxWriters: 1,
+			SiteHoldDown:   Duration(DefaultSiteHoldDown),
 			ReadYourWrites: "on",
 		},
 	}

@@ -22,6 +22,9 @@ type Proxy interface {
 	// it answers as a writer must (a switchover's target is checked so,
 	// not on a verdict up to an interval old).
 	Probe(ctx context.Context, node string) error
+	// HeldBy names a node that counts node in the Primary component
+	// while this proxy cannot reach node ("" for none).
+	HeldBy(node string) string
 	// Knows says whether node is in this proxy's view at all.
 	Knows(node string) bool
 	// ViewChanges signals every change of the proxy's view.
@@ -113,6 +116,9 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		// a writer not in this proxy's view was logged.
 		termStart    = time.Now()
 		waitedAbsent bool
+		// cutLogged: the writer kept while this controller is cut off
+		// from it (see CutOff), logged once.
+		cutLogged string
 		// vetoes: when a node the policy chose first failed the check
 		// before it is named.
 		vetoes = map[string]time.Time{}
@@ -178,6 +184,18 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		}
 		in.OldFailed = old != "" && p.Failed(old)
 		in.Want = p.PolicyWriter(current, d.Target)
+		if why := CutOff(current, p.Failed(current), p.HeldBy(current), live, cfg.ID); why != "" && !d.Fencing {
+			// This controller is cut off from the writer; the cluster is
+			// not: moving the role would stop the writes of every proxy
+			// that reaches it, for this proxy's clients alone.
+			if cutLogged != current {
+				log.Warn("keeping the writer this controller cannot reach", "writer", current, "why", why)
+				cutLogged = current
+			}
+			in.Want, in.OldFailed = current, false
+		} else if why == "" {
+			cutLogged = ""
+		}
 		if request != nil && !d.Fencing {
 			in.Target, in.Want = answer(tctx, lead, p, *request, current, log)
 			request = nil

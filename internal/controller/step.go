@@ -10,6 +10,7 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,6 +94,14 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 	}
 	strays := strayProxies(in.Proxies, cur)
 	if in.Have && in.Want == cur.Writer && len(strays) == 0 || !in.Have && in.Want == "" {
+		return out, false
+	}
+	if in.Have && in.Want == "" && len(strays) == 0 {
+		// No node can take the role (a site hold-down runs, or nothing
+		// is fit): a fence would name no one. Every proxy already stops
+		// writing to the writer while it is unfit there (follow.Step),
+		// and a writer that is fit again — after a blip of the Primary
+		// component, say — simply goes on.
 		return out, false
 	}
 	out.Epoch = cur.Epoch
@@ -221,4 +230,24 @@ func orNone(n string) string {
 		return "(none)"
 	}
 	return n
+}
+
+// CutOff says why the controller keeps writer although its own monitor
+// sees it failed ("" when it does not): a node the controller reaches
+// still counts writer in the Primary component (heldBy) and another live
+// proxy reaches it (its checks get answers). The controller is cut off
+// from the writer, the cluster is not: Galera has not dropped it, and
+// proxies write there. A writer that really failed (killed, hung, cut
+// from everyone) answers no proxy, or Galera drops it, within seconds:
+// then it moves.
+func CutOff(writer string, failedHere bool, heldBy string, proxies []discovery.ProxyFacts, self string) string {
+	if writer == "" || !failedHere || heldBy == "" {
+		return ""
+	}
+	for _, p := range proxies {
+		if p.Name != self && !p.Degraded && slices.Contains(p.Reached, writer) {
+			return fmt.Sprintf("%s is out of this controller's reach, but %s counts it in the Primary component and proxy %s reaches it", writer, heldBy, p.Name)
+		}
+	}
+	return ""
 }

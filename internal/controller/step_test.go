@@ -257,3 +257,48 @@ func TestVetoIsBounded(t *testing.T) {
 		t.Fatal("each node has its own limit")
 	}
 }
+
+func TestCutOff(t *testing.T) {
+	seesN1 := discovery.ProxyFacts{Name: "p2", Reached: []string{"n1", "n2"}}
+	blind := discovery.ProxyFacts{Name: "p3", Online: []string{"n1"}, Reached: []string{"n2"}}
+	degraded := discovery.ProxyFacts{Name: "p4", Reached: []string{"n1"}, Degraded: true}
+	self := discovery.ProxyFacts{Name: "p1", Reached: []string{"n1"}}
+	cases := []struct {
+		name       string
+		failedHere bool
+		heldBy     string
+		proxies    []discovery.ProxyFacts
+		kept       bool
+	}{
+		{"cut from the controller only: kept", true, "n2", []discovery.ProxyFacts{self, seesN1, blind}, true},
+		{"healthy here: nothing to keep", false, "", []discovery.ProxyFacts{seesN1}, false},
+		{"Galera dropped it: it failed", true, "", []discovery.ProxyFacts{seesN1}, false},
+		{"no other proxy reaches it: it failed (kill -9, hang)", true, "n2", []discovery.ProxyFacts{self, blind}, false},
+		{"only a degraded proxy sees it: not evidence", true, "n2", []discovery.ProxyFacts{self, degraded}, false},
+		{"its own record does not count", true, "n2", []discovery.ProxyFacts{self}, false},
+	}
+	for _, c := range cases {
+		why := CutOff("n1", c.failedHere, c.heldBy, c.proxies, "p1")
+		if (why != "") != c.kept {
+			t.Errorf("%s: CutOff = %q, want kept %v", c.name, why, c.kept)
+		}
+	}
+	if why := CutOff("", true, "n2", []discovery.ProxyFacts{seesN1}, "p1"); why != "" {
+		t.Errorf("no writer: %q", why)
+	}
+}
+
+// TestNoFenceToNobody: when no node can take the role (a site hold-down,
+// nothing fit), the writer is not fenced in favour of no one.
+func TestNoFenceToNobody(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "n1", Epoch: 4, Controller: "a"}
+	ps := []discovery.ProxyFacts{{Name: "a", Writer: "", Epoch: 4, Applied: 4}, {Name: "b", Writer: "n1", Epoch: 4, Applied: 4}}
+	if d, ok := Step(Input{Current: cur, Have: true, Want: "", OldFailed: true, Proxies: ps, Controller: "a"}); ok {
+		t.Errorf("published %+v, want nothing while no node can take the role", d)
+	}
+	// A proxy writing to another node still gets fenced back.
+	ps = append(ps, discovery.ProxyFacts{Name: "c", Writer: "n2", Epoch: 5, Seen: 4})
+	if _, ok := Step(Input{Current: cur, Have: true, Want: "", Proxies: ps, Controller: "a"}); !ok {
+		t.Error("a stray proxy writing to n2 is not fenced")
+	}
+}

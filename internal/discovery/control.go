@@ -304,8 +304,11 @@ type ProxyFacts struct {
 	Degraded bool `json:"degraded,omitempty"`
 	// Controller: this proxy holds the controller role.
 	Controller bool `json:"controller,omitempty"`
-	// Online lists the nodes this proxy's monitor sees ONLINE.
-	Online []string `json:"online"`
+	// Online lists the nodes this proxy's monitor sees ONLINE; Reached
+	// those whose last check it got an answer from (ONLINE or not: a
+	// node outside the Primary component answers too).
+	Online  []string `json:"online"`
+	Reached []string `json:"reached,omitempty"`
 	// InUse counts, by node, the backend connections busy with a
 	// statement or transaction now (a drain waits for them).
 	InUse     map[string]int64 `json:"in_use,omitempty"`

@@ -28,7 +28,8 @@ type NodeFacts struct {
 	Weight *int `json:"pc_weight,omitempty"`
 	// ReplLatency is wsrep_evs_repl_latency's average, in seconds: how
 	// long the group takes to agree on this node's messages, i.e. the
-	// round trip to the farthest member (0 with no recent writes).
+	// round trip to the farthest member (0 until first measured; the
+	// last measure is kept while the provider's window is empty).
 	ReplLatency float64 `json:"repl_latency_s,omitempty"`
 	// Up: the agent reached mariadbd on its last check; Error says why
 	// not otherwise.

@@ -4,7 +4,10 @@
 // A proxy under a controller takes the controller's published decision
 // and never its own policy, unless the control plane is unreachable
 // (degraded): then it keeps the last published writer while that node is
-// healthy here and otherwise applies the same deterministic policy alone.
+// healthy here and otherwise applies the same deterministic policy alone
+// — except that it never moves writes off a writer it cannot reach while
+// a node of the Primary component still counts that writer as a member
+// (another proxy may be writing there): writes wait instead.
 // When etcd answers again it keeps what it chose alone (stale) until the
 // controller publishes a newer decision, so that writes do not stop for
 // an old one. A proxy without a controller applies the policy itself:
@@ -64,6 +67,10 @@ type State struct {
 	Applied uint64
 	// Preferred is an operator's switchover target, until it is writer.
 	Preferred string
+	// Held is the writer this proxy, deciding alone, keeps writes
+	// waiting for: out of its reach, but still counted in the Primary
+	// component by a node it reaches (see choose).
+	Held string
 }
 
 // Kind says what happened.
@@ -168,7 +175,7 @@ func Step(s State, in Input) (State, Output) {
 		if in.On {
 			out.Notes = append(out.Notes, Note{NoteDegraded, "", "control plane unreachable (" + in.Why + "): keeping the last published writer while it is healthy; deciding alone if it fails"})
 		} else {
-			s.Rev = 0 // the store may have been rebuilt: take what it says now
+			s.Rev, s.Held = 0, "" // the store may have been rebuilt: take what it says now
 			s.Stale, s.StaleBelow = true, s.Decision.Epoch
 			out.Notes = append(out.Notes, Note{NoteDegraded, "", "control plane reachable again: keeping the current writer until the controller's next decision, then following it"})
 		}
@@ -206,8 +213,24 @@ func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 			why = fmt.Sprintf("the control plane answers again, but has published nothing newer than epoch %d", s.StaleBelow)
 		}
 		if in.Current != "" && fit(in.Nodes, in.Current) {
+			s.Held = ""
 			return s, in.Current, 0, 0, fmt.Sprintf("%s: keeping %s, healthy here", why, in.Current)
 		}
+		// The rule of deciding alone: never move writes off a writer
+		// that a node of the Primary component still counts as a
+		// member while this proxy cannot reach it. It runs, and a proxy
+		// that reaches it (one in another site, or one that reaches
+		// etcd) may be writing there: a second writer inside one
+		// Primary component is what must never happen. Writes wait
+		// until Galera drops it (then it failed: choose) or it is back.
+		if held := heldWriter(s, in); held != "" {
+			if by := heldBy(in.Nodes, held); by != "" {
+				s.Held = held
+				return s, "", 0, 0, fmt.Sprintf("%s: the writer %s is out of reach here, but %s still counts it in the Primary component: "+
+					"writes wait rather than go to a second node (a proxy that reaches %s may be writing there)", why, held, by, held)
+			}
+		}
+		s.Held = ""
 		w, recheck, pwhy := policy(s, in)
 		return s, w, 0, recheck, why + ": deciding alone, " + pwhy
 	}
@@ -218,6 +241,10 @@ func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 		return s, "", d.Epoch, 0, fmt.Sprintf("the controller fences the writer before %s takes over (epoch %d)", OrNone(d.Next), d.Epoch)
 	}
 	if !fit(in.Nodes, d.Writer) {
+		if by := heldBy(in.Nodes, d.Writer); by != "" {
+			return s, "", d.Epoch, 0, fmt.Sprintf("the controller's writer %s is out of reach from this proxy, but %s still counts it in the Primary component "+
+				"(a network cut between this proxy and %s): writes wait for the cut to heal or the controller's next decision", d.Writer, by, d.Writer)
+		}
 		return s, "", d.Epoch, 0, fmt.Sprintf("the controller's writer %s is not fit here: writes wait for its next decision", OrNone(d.Writer))
 	}
 	return s, d.Writer, d.Epoch, 0, fmt.Sprintf("the controller's decision, epoch %d", d.Epoch)
@@ -247,6 +274,32 @@ func Policy(nodes []galera.Candidate, current, preferred string, p Settings, now
 		return preferred, 0
 	}
 	return galera.ChooseWriterInSites(nodes, current, p.Failback, p.Sites, now)
+}
+
+// heldWriter is the writer a proxy deciding alone answers for: the one
+// its view routes to, the one it already keeps writes waiting for, or
+// the last published one.
+func heldWriter(s State, in Input) string {
+	switch {
+	case in.Current != "":
+		return in.Current
+	case s.Held != "":
+		return s.Held
+	case s.Have && !s.Decision.Fencing:
+		return s.Decision.Writer
+	}
+	return ""
+}
+
+// heldBy is the node that counts name in the Primary component while
+// this proxy cannot reach name ("" for none: see galera.Candidate).
+func heldBy(nodes []galera.Candidate, name string) string {
+	for _, c := range nodes {
+		if c.Name == name {
+			return c.HeldBy
+		}
+	}
+	return ""
 }
 
 // fit says whether name can take writes here (galera.Candidate.Eligible).

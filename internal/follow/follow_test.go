@@ -35,6 +35,17 @@ func nodes(states ...string) []galera.Candidate {
 	return out
 }
 
+// held marks name as out of reach but counted in the Primary component
+// by by.
+func held(ns []galera.Candidate, name, by string) []galera.Candidate {
+	for i := range ns {
+		if ns[i].Name == name {
+			ns[i].HeldBy = by
+		}
+	}
+	return ns
+}
+
 func dec(writer string, epoch uint64) Decision {
 	return Decision{Writer: writer, Epoch: epoch, Controller: "p1"}
 }
@@ -110,6 +121,22 @@ func TestStep(t *testing.T) {
 			in: Input{Nodes: nodes("off", "on", "on"), Current: "node1"}, writer: "node2", epoch: 0, reason: "deciding alone"},
 		{name: "degraded: a fence in progress is ended by deciding alone", state: func() State { s := following(fence("node2", 5)); s.Degraded = true; return s }(),
 			in: Input{Nodes: nodes("off", "on", "on"), Current: ""}, writer: "node2"},
+		// The rule of deciding alone: a writer out of reach here that a
+		// Primary node still counts as a member keeps writes waiting.
+		{name: "degraded: a writer cut off from this proxy only is not replaced", state: func() State { s := following(dec("node1", 4)); s.Degraded = true; return s }(),
+			in: Input{Nodes: held(nodes("off", "on", "on"), "node1", "node2"), Current: "node1"}, writer: "", reason: "node2 still counts it in the Primary component",
+			check: func(t *testing.T, s State) { want(t, s.Held, "node1", "Held") }},
+		{name: "degraded: writes keep waiting once the view has no writer", state: func() State { s := following(dec("node1", 4)); s.Degraded, s.Held = true, "node1"; return s }(),
+			in: Input{Nodes: held(nodes("off", "on", "on"), "node1", "node3"), Current: ""}, writer: "", reason: "writes wait rather than go to a second node"},
+		{name: "degraded: the last published writer is held even if the view routed nowhere", state: func() State { s := following(dec("node1", 4)); s.Degraded = true; return s }(),
+			in: Input{Nodes: held(nodes("off", "on", "on"), "node1", "node2"), Current: ""}, writer: "", reason: "out of reach here"},
+		{name: "degraded: once Galera drops the held writer, the policy chooses", state: func() State { s := following(dec("node1", 4)); s.Degraded, s.Held = true, "node1"; return s }(),
+			in: Input{Nodes: nodes("off", "on", "on"), Current: ""}, writer: "node2", reason: "deciding alone",
+			check: func(t *testing.T, s State) { want(t, s.Held, "", "Held") }},
+		{name: "degraded: the held writer reachable again takes writes", state: func() State { s := following(dec("node1", 4)); s.Degraded, s.Held = true, "node1"; return s }(),
+			in: Input{Nodes: allUp, Current: ""}, writer: "node1", reason: "deciding alone"},
+		{name: "following: a published writer out of reach names the cut", state: following(dec("node1", 4)),
+			in: Input{Nodes: held(nodes("off", "on", "on"), "node1", "node2"), Current: "node1"}, writer: "", epoch: 4, reason: "a network cut between this proxy and node1"},
 		{name: "degraded twice: one note", state: func() State { s := following(dec("node1", 4)); s.Degraded = true; return s }(),
 			in: Input{Kind: Degrade, On: true, Nodes: allUp, Current: "node1"}, writer: "node1"},
 

@@ -351,6 +351,41 @@ func TestStaleOnlyAfterBeingSynced(t *testing.T) {
 	}
 }
 
+// TestHeldBy: a node counts another in the cluster only while it answers
+// from a Primary component whose members list it.
+func TestHeldBy(t *testing.T) {
+	p := Policy{MaxMissedChecks: 2}
+	primary := map[string]string{"wsrep_cluster_status": "Primary", "wsrep_local_state": "4", "wsrep_ready": "ON", "wsrep_connected": "ON",
+		"wsrep_incoming_addresses": "10.0.0.1:3306,,10.0.0.2:3306,AUTO"}
+	nonPrimary := map[string]string{"wsrep_cluster_status": "non-Primary", "wsrep_incoming_addresses": "10.0.0.1:3306,10.0.0.3:3306"}
+	h2 := p.Evaluate(Health{}, Sample{Vars: primary})
+	if want := []string{"10.0.0.1:3306", "10.0.0.2:3306"}; !slices.Equal(h2.Members, want) {
+		t.Fatalf("members %v, want %v (arbitrator and AUTO entries left out)", h2.Members, want)
+	}
+	h3 := p.Evaluate(Health{}, Sample{Vars: nonPrimary})
+	if h3.Members != nil {
+		t.Errorf("a non-Primary node's members are kept: %v", h3.Members)
+	}
+	gone := p.Evaluate(h2, Sample{Err: errors.New("i/o timeout")})
+	cases := []struct {
+		name   string
+		health map[string]Health
+		addr   string
+		want   string
+	}{
+		{"a Primary node lists it", map[string]Health{"n1": {}, "n2": h2, "n3": h3}, "10.0.0.1:3306", "n2"},
+		{"only a non-Primary node lists it", map[string]Health{"n1": {}, "n3": h3}, "10.0.0.3:3306", ""},
+		{"not listed", map[string]Health{"n2": h2}, "10.0.0.9:3306", ""},
+		{"the lister is unreachable now", map[string]Health{"n2": gone}, "10.0.0.1:3306", ""},
+		{"a node does not vouch for itself", map[string]Health{"n1": h2}, "10.0.0.1:3306", ""},
+	}
+	for _, c := range cases {
+		if got := HeldBy(c.health, "n1", c.addr); got != c.want {
+			t.Errorf("%s: HeldBy = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // TestWriterOnlyFromAPrimaryComponent: a node takes the writer role only
 // on a check that succeeded and found it in a Primary component; a writer
 // rides out a missed check (max_missed_checks). The churn of issue 25

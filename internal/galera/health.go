@@ -2,6 +2,7 @@ package galera
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,8 +80,13 @@ type Health struct {
 	// Primary: the node answered from inside a Primary component.
 	Primary bool
 	// Segment is gmcast.segment, for data-centre aware routing later.
-	Segment    int
-	ClusterID  string // wsrep_cluster_state_uuid
+	Segment   int
+	ClusterID string // wsrep_cluster_state_uuid
+	// Members are the client addresses of the data nodes in the node's
+	// component (wsrep_incoming_addresses), kept only while it is
+	// Primary: who Galera counts in the cluster now, reachable from this
+	// proxy or not.
+	Members    []string
 	Size       int
 	Missed     int // consecutive failed polls
 	good       int // consecutive good polls
@@ -134,6 +140,10 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 	// node may be running on its own and have diverged.
 	st := v["wsrep_cluster_status"]
 	h.Primary = st == "Primary"
+	h.Members = nil
+	if h.Primary {
+		h.Members = members(v["wsrep_incoming_addresses"])
+	}
 	h.Stale = st == "non-Primary" && (prev.State == Online || prev.Stale)
 
 	state, reason := p.judge(v, on, num)
@@ -193,6 +203,37 @@ func (p Policy) judge(v map[string]string, on func(string) bool, num func(string
 		return Draining, donorReason(v)
 	}
 	return Offline, "not Synced: " + v["wsrep_local_state_comment"]
+}
+
+// members parses wsrep_incoming_addresses: a comma-separated list of
+// the members' client addresses, where an arbitrator (garbd) or a node
+// without one shows as an empty entry or AUTO.
+func members(list string) []string {
+	var out []string
+	for _, a := range strings.Split(list, ",") {
+		if a = strings.TrimSpace(a); a != "" && !strings.EqualFold(a, "AUTO") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// HeldBy names a node whose last check answered from inside a Primary
+// component that lists addr among its members ("" for none): the node at
+// addr runs in the cluster, whether or not this proxy reaches it.
+func HeldBy(health map[string]Health, self, addr string) string {
+	names := make([]string, 0, len(health))
+	for n := range health {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		h := health[n]
+		if n != self && h.Primary && slices.Contains(h.Members, addr) {
+			return n
+		}
+	}
+	return ""
 }
 
 func donorReason(v map[string]string) string { return "donor (" + v["wsrep_sst_method"] + ")" }

@@ -19,6 +19,9 @@ var statusNames = []string{
 	"wsrep_local_state", "wsrep_local_state_comment", "wsrep_cluster_status", "wsrep_ready",
 	"wsrep_connected", "wsrep_cluster_size", "wsrep_cluster_state_uuid", "wsrep_cluster_conf_id",
 	"wsrep_local_index", "wsrep_local_recv_queue", "wsrep_flow_control_paused", "wsrep_last_committed",
+	// Who is in the node's component: a writer out of this proxy's reach
+	// that Galera still counts is not failed (see Health.Members).
+	"wsrep_incoming_addresses",
 	// For metrics only (deploy/ dashboards and alerts).
 	"wsrep_flow_control_paused_ns", "wsrep_local_cert_failures", "wsrep_local_bf_aborts",
 }
@@ -436,7 +439,7 @@ func changed(a, b map[string]Health) bool {
 	for k, v := range b {
 		o := a[k]
 		if o.State != v.State || o.Reason != v.Reason || o.Lagging != v.Lagging || o.ReadOnly != v.ReadOnly || o.Globals != v.Globals ||
-			o.Primary != v.Primary || (o.Missed > 0) != (v.Missed > 0) {
+			o.Primary != v.Primary || (o.Missed > 0) != (v.Missed > 0) || !slices.Equal(o.Members, v.Members) {
 			return true
 		}
 	}

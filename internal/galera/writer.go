@@ -37,6 +37,10 @@ type Candidate struct {
 	// hold-down counts from (see ChooseWriterInSites).
 	Site      string
 	DownSince time.Time
+	// HeldBy names a node that answered from a Primary component listing
+	// this node among its members while the proxy cannot reach this node
+	// (see HeldBy): it runs on, out of this proxy's reach.
+	HeldBy string
 }
 
 // Eligible says whether the node can take writes: ONLINE, writable, with

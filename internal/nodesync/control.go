@@ -144,7 +144,7 @@ func publishRecord(ctx context.Context, store *discovery.Store, p *proxy.Proxy, 
 	facts := func() discovery.ProxyFacts {
 		w, epoch, switching, online := p.RoutingState()
 		return discovery.ProxyFacts{Name: opts.Name, MySQL: opts.MySQL, Admin: opts.Admin, Writer: w, Epoch: epoch,
-			Applied: p.Applied(), Seen: p.SeenEpoch(), Switching: switching, Degraded: p.Degraded(), Controller: p.IsController(), Online: online, InUse: p.InUse()}
+			Applied: p.Applied(), Seen: p.SeenEpoch(), Switching: switching, Degraded: p.Degraded(), Controller: p.IsController(), Online: online, Reached: p.Reached(), InUse: p.InUse()}
 	}
 	var rec *discovery.ProxyRecord
 	defer func() {

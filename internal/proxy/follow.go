@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type deciding struct {
 	state follow.State
 	// recheck decides again when a site hold-down ends.
 	recheck *time.Timer
+	// why is the last decision's reason: a write that finds no writer
+	// says it.
+	why string
 
 	// switchover hands an operator's switchover to the controller.
 	switchover func(node string) error
@@ -48,6 +52,7 @@ func (p *Proxy) decide(in follow.Input) {
 	s, out := follow.Step(d.state, in)
 	stateChanged := s != d.state
 	d.state = s
+	d.why = out.Reason
 	ch, changed := p.view.SetWriter(out.Writer, out.Epoch)
 	p.armRecheck(out.Recheck)
 	degraded := s.Degraded
@@ -63,6 +68,13 @@ func (p *Proxy) decide(in follow.Input) {
 	if changed {
 		p.writerChanged(ch, "", out.Reason, degraded)
 	}
+}
+
+// writerWhy is why the writer is what it is (the last decision's reason).
+func (p *Proxy) writerWhy() string {
+	p.deciding.mu.Lock()
+	defer p.deciding.mu.Unlock()
+	return p.deciding.why
 }
 
 // reconsider decides again after the nodes' health or weights changed.
@@ -132,10 +144,14 @@ func (p *Proxy) candidates(servers []topology.Server) ([]galera.Candidate, follo
 		// Missed: the monitor's latest check of the node failed, so it
 		// is not known in a Primary component now (Candidate.Electable).
 		nh := gs.health[s.Name]
-		cands = append(cands, galera.Candidate{Name: s.Name, WriterWeight: s.WriterWeight,
+		c := galera.Candidate{Name: s.Name, WriterWeight: s.WriterWeight,
 			Health: galera.Health{State: st, Reason: s.Reason, Lagging: s.Lagging, ReadOnly: s.ReadOnly,
 				Primary: s.Primary, Missed: nh.Missed},
-			HealthySince: gs.since[s.Name], Site: s.Site, DownSince: gs.down[s.Name]})
+			HealthySince: gs.since[s.Name], Site: s.Site, DownSince: gs.down[s.Name]}
+		if gs.unreached(s.Name) {
+			c.HeldBy = galera.HeldBy(gs.health, s.Name, s.Addr)
+		}
+		cands = append(cands, c)
 	}
 	return cands, follow.Settings{Failback: gs.failback, Sites: gs.sites}
 }
@@ -226,6 +242,43 @@ func (p *Proxy) PolicyWriter(current, preferred string) string {
 func (p *Proxy) Failed(node string) bool {
 	s, ok := p.view.Load().Server(node)
 	return ok && !s.Online && !s.Draining
+}
+
+// HeldBy names a node that answered from a Primary component listing
+// node among its members while this proxy cannot reach node ("" when
+// node is reachable, or no reachable Primary node counts it): node runs
+// in the cluster, out of this proxy's reach — a cut, not a failure.
+func (p *Proxy) HeldBy(node string) string {
+	srv, ok := p.view.Load().Server(node)
+	if !ok || p.galera == nil {
+		return ""
+	}
+	gs := p.galera
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if !gs.unreached(node) {
+		return ""
+	}
+	return galera.HeldBy(gs.health, node, srv.Addr)
+}
+
+// Reached lists the nodes whose last check by this proxy's monitor got
+// an answer, in name order (nil without a monitor).
+func (p *Proxy) Reached() []string {
+	if p.galera == nil || p.galera.monitor == nil {
+		return nil
+	}
+	gs := p.galera
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	var out []string
+	for name, h := range gs.health {
+		if h.Missed == 0 && h.Reason != galera.ReasonNotChecked {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Knows says whether node is in the proxy's view.

@@ -50,6 +50,13 @@ func (gs *galeraState) nodeState(name string, s *topology.Server) {
 	}
 }
 
+// unreached says whether the monitor's last check of name failed to
+// reach it (gs.mu held).
+func (gs *galeraState) unreached(name string) bool {
+	h, ok := gs.health[name]
+	return ok && h.State == galera.Offline && h.Missed > 0
+}
+
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
 	fb := failbackOf(g.Failback)
@@ -123,7 +130,10 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 		}
 	}
 	// Always: Missed is not in the view, and a change of it alone
-	// matters to the writer decision (the monitor publishes only changes).
+	// matters to the writer decision (the monitor publishes only changes);
+	// so does a move of Galera's membership (a node left or joined a
+	// Primary component): a writer held because Galera still counted it
+	// may be free to move now.
 	if len(h) > 0 {
 		p.reconsider()
 	}

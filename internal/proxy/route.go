@@ -246,6 +246,10 @@ func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 			why := snap.Why(string(hostgroup))
 			if lastErr != nil {
 				why = lastErr.Error()
+			} else if _, has := snap.Writer(); hostgroup == routeWriter && !has && !snap.Switching {
+				// No writer: the decision says why (a cut from the
+				// writer, the controller's word, no fit node).
+				why = s.p.writerWhy() + "; nodes: " + why
 			}
 			return nil, &errNoBackend{hostgroup: hostgroup, why: why, wait: wait, noPrimary: noPrimary(snap.Servers)}
 		case <-snap.Changed():

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/galeon-db/galeon/internal/galera"
 )
 
 // RTT is one measured round trip: between sites From and To, or, when
@@ -30,11 +32,27 @@ func (m RTT) String() string {
 // two, which such links have.
 const WANThreshold = 5 * time.Millisecond
 
+// LANSuspectTimeout is Galera's default evs.suspect_timeout: what a
+// cluster runs unless told otherwise, and what the plan's LAN advice
+// means. The sandbox runs PT2S (tuned for one machine, see
+// docs/sandbox.md); the WAN profile PT30S.
+const LANSuspectTimeout = "PT5S"
+
+// Running is what the measured nodes run, as far as it is known.
+type Running struct {
+	// SuspectTimeout is their evs.suspect_timeout ("" unknown).
+	SuspectTimeout string
+	// Why, if set, says where that value comes from ("the sandbox's
+	// loopback tuning").
+	Why string
+}
+
 // Measured adds what the round trips between sites say to the report:
 // whether the WAN profile is needed, what every commit will wait, and
 // which links are down. It replaces the general WAN advice Plan gives
-// before anything is measured.
-func (r *Report) Measured(rtts []RTT) {
+// before anything is measured. run is what the nodes run: the advice says
+// how it compares with what it advises.
+func (r *Report) Measured(rtts []RTT, run Running) {
 	if len(rtts) == 0 {
 		return
 	}
@@ -56,14 +74,37 @@ func (r *Report) Measured(rtts []RTT) {
 	}
 	r.Advice = slices.DeleteFunc(r.Advice, func(s string) bool { return strings.HasPrefix(s, wanAdvice) })
 	ms := float64(worst.RTT.Microseconds()) / 1000
+	suspect, why := run.SuspectTimeout, ""
+	if run.Why != "" {
+		why = ", " + run.Why
+	}
 	if worst.RTT >= WANThreshold {
-		r.Advice = append(r.Advice, fmt.Sprintf("%s; measured %s: every commit waits at least %.0f ms (one round trip to the farthest site)",
-			wanAdvice, strings.Join(parts, ", "), ms))
+		running := ""
+		switch {
+		case suspect == wanSuspect:
+			running = " (the nodes run evs.suspect_timeout " + wanSuspect + " already)"
+		case suspect != "":
+			running = fmt.Sprintf(" (the nodes run evs.suspect_timeout %s now%s)", suspect, why)
+		}
+		r.Advice = append(r.Advice, fmt.Sprintf("%s%s; measured %s: every commit waits at least %.0f ms (one round trip to the farthest site)",
+			wanAdvice, running, strings.Join(parts, ", "), ms))
 		return
 	}
-	r.Advice = append(r.Advice, fmt.Sprintf("measured %s: the sites are close (under %s), so LAN failure detection (evs.suspect_timeout PT5S) fits; the WAN profile would only make a lost site slower to exclude",
-		strings.Join(parts, ", "), WANThreshold))
+	running := "Galera's default, evs.suspect_timeout " + LANSuspectTimeout
+	switch {
+	case suspect == LANSuspectTimeout:
+		running += ", which the nodes run"
+	case suspect == wanSuspect:
+		running += "; the nodes run " + suspect + ", the WAN profile's"
+	case suspect != "":
+		running += fmt.Sprintf("; the nodes run %s%s", suspect, why)
+	}
+	r.Advice = append(r.Advice, fmt.Sprintf("measured %s: the sites are close (under %s), so LAN failure detection fits (%s); the WAN profile would only make a lost site slower to exclude",
+		strings.Join(parts, ", "), WANThreshold, running))
 }
+
+// wanSuspect is the WAN profile's evs.suspect_timeout.
+var wanSuspect = galera.WANProfile()["evs.suspect_timeout"]
 
 // Horizon adds what the cluster's gcaches mean for a site that goes
 // away: a node rejoins by IST (only the write-sets it missed) while its

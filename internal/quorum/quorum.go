@@ -1,7 +1,10 @@
 // Package quorum predicts what a Galera cluster spread over sites does
-// when a node, a whole site or the link between two sites fails: which
-// members still form the Primary component (and take writes) and which
-// stop. It is the planner behind `galeon plan`, and a pure function of a
+// when a node or a whole site is lost (down), a site is cut off (its
+// members keep running, every link to it is cut) or the link between two
+// sites fails: which members still form the Primary component (and take
+// writes) and which stop. A site holding the majority of the votes shows
+// why losses and cuts differ: lost, it stops writes everywhere; cut off,
+// it keeps writing and the other sites stop. It is the planner behind `galeon plan`, and a pure function of a
 // layout, so its predictions can be checked against a real cluster in the
 // multi-site sandbox.
 //
@@ -34,6 +37,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Member is one voting member of the cluster.
@@ -293,85 +297,60 @@ type Report struct {
 // wanAdvice opens the advice to use galera.WANProfile.
 const wanAdvice = "between sites over a WAN, use the WAN profile (evs.suspect_timeout=PT30S, inactive/install PT1M, keepalive PT3S, send windows 512, gcs.fc_limit=128; galeon sandbox up --wan): a latency spike then never evicts a node"
 
-// Plan predicts every single failure of l (each member, each site with
-// more than one site, each link between two sites) and reviews the layout.
+// Plan predicts every single failure of l — each member lost; with more
+// than one site, each site lost (its members down) and each site cut off
+// (its members running, every link to it cut); each link between two
+// sites cut — and reviews the layout. Its advice takes the site
+// hold-down default to be SiteHoldDown; PlanFor says otherwise.
 func Plan(l Layout) Report {
-	r := Report{Layout: l}
-	for _, m := range l.Members {
-		r.Outcomes = append(r.Outcomes, Predict(l, Failure{Kind: NodeDown, Node: m.Name}))
-	}
-	if len(l.Sites) > 1 {
-		for _, s := range l.Sites {
-			r.Outcomes = append(r.Outcomes, Predict(l, Failure{Kind: SiteDown, Site: s}))
-		}
-		for i, a := range l.Sites {
-			for _, b := range l.Sites[i+1:] {
-				r.Outcomes = append(r.Outcomes, Predict(l, Failure{Kind: LinkCut, A: a, B: b}))
-			}
-		}
-	}
-	r.review()
+	return PlanFor(l, Options{DefaultHoldDown: SiteHoldDown})
+}
+
+// Options are what the advice needs to know of the galeon that will run
+// the layout.
+type Options struct {
+	// DefaultHoldDown is galera.site_hold_down's default in this galeon.
+	DefaultHoldDown time.Duration
+}
+
+// PlanFor is Plan with the defaults of the galeon at hand.
+func PlanFor(l Layout, o Options) Report {
+	r := Report{Layout: l, Outcomes: outcomes(l)}
+	r.review(o)
 	return r
 }
 
-// review fills Warnings and Advice.
-func (r *Report) review() {
-	l := r.Layout
-	total := l.weight(l.Members)
-	if total%2 == 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("the total weight is even (%d): a split into two equal halves stops both", total))
-	}
-	if len(l.Sites) == 1 {
-		r.Warnings = append(r.Warnings, "every member is in one site: losing it stops the cluster")
+// outcomes predicts every single failure of l, in the plan's order.
+func outcomes(l Layout) []Outcome {
+	var out []Outcome
+	for _, m := range l.Members {
+		out = append(out, Predict(l, Failure{Kind: NodeDown, Node: m.Name}))
 	}
 	if len(l.Sites) > 1 {
-		r.Advice = append(r.Advice, wanAdvice+" if the sites are more than a few milliseconds apart (measure: galeon plan --name SANDBOX or --discovery)")
-	}
-	if len(l.Sites) == 2 {
-		r.Warnings = append(r.Warnings, "two sites: the side that keeps quorum after a link cut or a site loss is decided by weight alone, and with equal weight neither does")
-		r.Advice = append(r.Advice, "add an arbitrator (garbd) in a third site: it breaks the tie and relays between the two sites when their link fails")
-	}
-	for _, s := range l.Sites {
-		w := l.weight(l.inSite(s))
-		if len(l.Sites) > 1 && 2*w >= total {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s holds %d of %d votes: losing it stops writes everywhere", s, w, total))
+		for _, s := range l.Sites {
+			out = append(out, Predict(l, Failure{Kind: SiteDown, Site: s}))
 		}
-		var data, garbd bool
-		for _, m := range l.inSite(s) {
-			data = data || !m.Arbitrator
-			garbd = garbd || m.Arbitrator
+		for _, s := range l.Sites {
+			out = append(out, Predict(l, Failure{Kind: SiteCut, Site: s}))
 		}
-		if data && garbd {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the arbitrator in %s shares its site with data nodes: it does not help when %s fails", s, s))
-		}
-	}
-	segs := map[string]int{}
-	for _, m := range l.Members {
-		if seg, ok := segs[m.Site]; ok && seg != m.Segment {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("site %s spans segments %d and %d: give a site one gmcast.segment", m.Site, seg, m.Segment))
-		}
-		segs[m.Site] = m.Segment
-	}
-	for a, sa := range segs {
-		for b, sb := range segs {
-			if a < b && sa == sb {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("sites %s and %s share gmcast.segment %d: traffic between them is not relayed once per site, and donors are not preferred locally", a, b, sa))
+		for i, a := range l.Sites {
+			for _, b := range l.Sites[i+1:] {
+				out = append(out, Predict(l, Failure{Kind: LinkCut, A: a, B: b}))
 			}
 		}
 	}
-	var stops []string
+	return out
+}
+
+// Find returns the plan's outcome for f (a LinkCut in either order).
+func (r Report) Find(f Failure) (Outcome, bool) {
 	for _, o := range r.Outcomes {
-		if !o.Writes {
-			stops = append(stops, o.Failure.String())
+		g := o.Failure
+		if g == f || f.Kind == LinkCut && g.Kind == LinkCut && g.A == f.B && g.B == f.A {
+			return o, true
 		}
 	}
-	if len(stops) > 0 && len(l.Sites) >= 3 {
-		// A third site exists: weight, not an arbitrator, is missing.
-		r.Advice = append(r.Advice, fmt.Sprintf("these stop writes: %s; add a node or an arbitrator so that no single site holds half the votes", strings.Join(stops, ", ")))
-	}
-	if len(stops) > 0 && len(l.Sites) == 1 && l.dataNodes(l.Members) < 3 {
-		r.Advice = append(r.Advice, "run at least 3 nodes (or 2 and an arbitrator) to survive one failure")
-	}
+	return Outcome{}, false
 }
 
 func (l Layout) inSite(site string) []Member {
@@ -459,4 +438,52 @@ func ParseLayoutText(text string) (Layout, error) {
 		}
 	}
 	return l, nil
+}
+
+// Row is an outcome as the plan prints it, one line per failure.
+type Row struct {
+	Failure string     // "cut off site dc1"
+	Writes  string     // "ok", "STOP", or "pause" (ok after a split of seconds)
+	Primary []string   // the members of the Primary component (none: writes stop everywhere)
+	Others  [][]string // the members of each other component: they stop
+	Note    string     // the relay, if any
+}
+
+// Row renders o for the plan's table.
+func (o Outcome) Row() Row {
+	row := Row{Failure: o.Failure.String(), Writes: "STOP"}
+	if o.Writes {
+		row.Writes = "ok"
+	}
+	for _, c := range o.Components {
+		if c.Primary {
+			row.Primary = append(row.Primary, c.Members...)
+		} else {
+			row.Others = append(row.Others, c.Members)
+		}
+	}
+	if o.Relay != "" {
+		row.Writes = "pause"
+		row.Note = "relayed through " + o.Relay + " after a split of a few seconds"
+	}
+	return row
+}
+
+// String is the row as `galeon plan` prints it.
+func (row Row) String() string {
+	line := strings.Join(row.Primary, " ")
+	if line == "" {
+		line = "(none)"
+	}
+	if len(row.Others) > 0 {
+		var others []string
+		for _, o := range row.Others {
+			others = append(others, strings.Join(o, " "))
+		}
+		line += "   [" + strings.Join(others, "] [") + "]"
+	}
+	if row.Note != "" {
+		line += "   (" + row.Note + ")"
+	}
+	return fmt.Sprintf("%-27s %-8s %s", row.Failure, row.Writes, line)
 }

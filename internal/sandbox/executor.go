@@ -5,8 +5,11 @@ import (
 	"fmt"
 )
 
-// Running says whether the named node's server runs.
+// Running says whether the named node's server (or arbitrator) runs.
 func (sb *Sandbox) Running(name string) bool {
+	if a, ok := sb.arbitrator(name); ok {
+		return sb.arbPidOf(a) != 0
+	}
 	n, err := sb.Node(name)
 	return err == nil && sb.pid(n) != 0
 }

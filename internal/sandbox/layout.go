@@ -144,7 +144,18 @@ func (s *State) Node(name string) (Node, error) {
 	for _, n := range s.Nodes {
 		names = append(names, n.Name)
 	}
-	return Node{}, fmt.Errorf("sandbox %q has no node %q (nodes: %s)", s.Name, name, strings.Join(names, ", "))
+	var arbs []string
+	for _, a := range s.Arbitrators {
+		arbs = append(arbs, a.Name)
+	}
+	if _, ok := s.arbitrator(name); ok {
+		return Node{}, fmt.Errorf("%s is an arbitrator (garbd): it holds no data, so this does not apply to it", name)
+	}
+	also := ""
+	if len(arbs) > 0 {
+		also = "; arbitrators: " + strings.Join(arbs, ", ")
+	}
+	return Node{}, fmt.Errorf("sandbox %q has no node %q (nodes: %s%s)", s.Name, name, strings.Join(names, ", "), also)
 }
 
 func (s *State) save() error {

@@ -234,7 +234,7 @@ func (sb *Sandbox) create(ctx context.Context) error {
 	if err := sb.startJoiners(ctx, sb.Nodes[1:]); err != nil {
 		return err
 	}
-	if err := sb.WaitClusterSize(ctx, len(sb.Nodes)); err != nil {
+	if err := sb.WaitMembers(ctx); err != nil {
 		return err
 	}
 	if err := sb.startArbitrators(ctx); err != nil {
@@ -344,8 +344,12 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
-// Kill sends SIGKILL to a node, as a crash would, and waits until it is gone.
+// Kill sends SIGKILL to a node or an arbitrator, as a crash would, and
+// waits until it is gone.
 func (sb *Sandbox) Kill(name string) error {
+	if a, ok := sb.arbitrator(name); ok {
+		return sb.KillArbitrator(a.Name)
+	}
 	n, err := sb.Node(name)
 	if err != nil {
 		return err
@@ -363,9 +367,12 @@ func (sb *Sandbox) Kill(name string) error {
 	return sb.sweep(ctx, n)
 }
 
-// Pause freezes a node with SIGSTOP: it holds its sockets but answers
-// nothing, like a hung server.
+// Pause freezes a node (or an arbitrator) with SIGSTOP: it holds its
+// sockets but answers nothing, like a hung server.
 func (sb *Sandbox) Pause(name string) error {
+	if a, ok := sb.arbitrator(name); ok {
+		return sb.signalArbitrator(a, syscall.SIGSTOP)
+	}
 	n, err := sb.Node(name)
 	if err != nil {
 		return err
@@ -374,8 +381,11 @@ func (sb *Sandbox) Pause(name string) error {
 	return err
 }
 
-// Resume continues a paused node with SIGCONT.
+// Resume continues a paused node (or arbitrator) with SIGCONT.
 func (sb *Sandbox) Resume(name string) error {
+	if a, ok := sb.arbitrator(name); ok {
+		return sb.signalArbitrator(a, syscall.SIGCONT)
+	}
 	n, err := sb.Node(name)
 	if err != nil {
 		return err
@@ -384,8 +394,12 @@ func (sb *Sandbox) Resume(name string) error {
 	return err
 }
 
-// StopNode shuts one node down cleanly; it leaves the group gracefully.
+// StopNode shuts one node (or arbitrator) down cleanly; it leaves the
+// group gracefully.
 func (sb *Sandbox) StopNode(ctx context.Context, name string) error {
+	if a, ok := sb.arbitrator(name); ok {
+		return sb.stopArbitrator(ctx, a)
+	}
 	n, err := sb.Node(name)
 	if err != nil {
 		return err
@@ -401,8 +415,12 @@ func (sb *Sandbox) StopNode(ctx context.Context, name string) error {
 
 // StartNode starts one stopped node: it joins the running cluster (by IST
 // when the donor's gcache still holds what it missed), or, when no other
-// node runs, it bootstraps only if it is the most advanced node.
+// node runs, it bootstraps only if it is the most advanced node. An
+// arbitrator's name starts that arbitrator (StartArbitrator).
 func (sb *Sandbox) StartNode(ctx context.Context, name string) error {
+	if a, ok := sb.arbitrator(name); ok {
+		return sb.StartArbitrator(ctx, a.Name)
+	}
 	n, err := sb.Node(name)
 	if err != nil {
 		return err
@@ -410,15 +428,22 @@ func (sb *Sandbox) StartNode(ctx context.Context, name string) error {
 	if sb.pid(n) != 0 {
 		return fmt.Errorf("%s is already running", n.Name)
 	}
-	running := sb.running()
-	if len(running) == 0 {
+	if len(sb.running()) == 0 {
 		return sb.Start(ctx)
 	}
+	return sb.joinRunning(ctx, n)
+}
+
+// joinRunning starts stopped node n to join the running cluster.
+func (sb *Sandbox) joinRunning(ctx context.Context, n Node) error {
 	// A node killed a moment ago is still a member until Galera evicts it
 	// (about 2 s here). Rejoining under the same address before then makes
-	// the group churn for tens of seconds, so wait for the view to settle.
-	if err := sb.WaitClusterSize(ctx, len(running)); err != nil {
-		return fmt.Errorf("cluster not settled before %s rejoins: %w", n.Name, err)
+	// the group churn for tens of seconds, so wait until no running node
+	// lists it any more. (Not for a cluster size: that depends on the
+	// arbitrators, on paused nodes and on partitions, and a wrong one
+	// left the node down.)
+	if err := sb.waitEvicted(ctx, n.Name, n.Addr()); err != nil {
+		return fmt.Errorf("%s not started (it stays stopped): %w", n.Name, err)
 	}
 	// gvwstate.dat (the last primary view, kept for pc.recovery of a whole
 	// cluster) is stale when the node joins a running cluster; restoring
@@ -430,8 +455,9 @@ func (sb *Sandbox) StartNode(ctx context.Context, name string) error {
 	return sb.startAndWait(ctx, n, false)
 }
 
-// Restart stops a node (cleanly if it is running, resuming it first if it
-// is paused) and starts it again; it rejoins the cluster.
+// Restart stops a node or an arbitrator (cleanly if it is running,
+// resuming it first if it is paused) and starts it again; it rejoins the
+// cluster.
 func (sb *Sandbox) Restart(ctx context.Context, name string) error {
 	if err := sb.StopNode(ctx, name); err != nil {
 		return err
@@ -470,6 +496,12 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 		return sb.startAgents()
 	}
 	if len(stopped) == len(sb.Nodes) {
+		// An arbitrator that outlived every data node votes in a
+		// component with no data: the bootstrap makes a new one, and
+		// the arbitrators start again once every node has joined it.
+		if err := sb.stopArbitrators(ctx); err != nil {
+			return err
+		}
 		states := map[string]GraState{}
 		for _, n := range sb.Nodes {
 			g, err := sb.position(ctx, n)
@@ -489,11 +521,19 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 			return err
 		}
 		stopped = removeNode(stopped, boot.Name)
+		if err := sb.startJoiners(ctx, stopped); err != nil {
+			return err
+		}
+		stopped = nil
 	}
-	if err := sb.startJoiners(ctx, stopped); err != nil {
-		return err
+	// A partial start: the stopped nodes join the running ones, each
+	// once the view has settled.
+	for _, n := range stopped {
+		if err := sb.joinRunning(ctx, n); err != nil {
+			return err
+		}
 	}
-	if err := sb.WaitClusterSize(ctx, len(sb.Nodes)); err != nil {
+	if err := sb.WaitMembers(ctx); err != nil {
 		return err
 	}
 	if err := sb.startArbitrators(ctx); err != nil {
@@ -586,7 +626,7 @@ func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
 		sb.abandonNode(n)
 		return Node{}, err
 	}
-	if err := sb.WaitClusterSize(ctx, len(sb.Nodes)); err != nil {
+	if err := sb.WaitMembers(ctx); err != nil {
 		return n, err
 	}
 	return n, sb.StartAgent(n)
@@ -630,7 +670,7 @@ func (sb *Sandbox) Remove(ctx context.Context, name string) error {
 		return err
 	}
 	if len(sb.running()) > 0 {
-		return sb.WaitClusterSize(ctx, len(sb.running()))
+		return sb.WaitMembers(ctx)
 	}
 	return nil
 }

@@ -145,6 +145,9 @@ func (sb *Sandbox) startArbitrators(ctx context.Context) error {
 		if sb.arbPidOf(a) != 0 {
 			continue
 		}
+		if err := sb.waitEvicted(ctx, a.Name, ""); err != nil {
+			return fmt.Errorf("%s not started: %w", a.Name, err)
+		}
 		if err := sb.startArbitrator(a); err != nil {
 			return err
 		}
@@ -153,7 +156,48 @@ func (sb *Sandbox) startArbitrators(ctx context.Context) error {
 	if !started {
 		return nil
 	}
-	return sb.WaitClusterSize(ctx, len(sb.Nodes)+len(sb.Arbitrators))
+	return sb.WaitMembers(ctx)
+}
+
+// arbitrator returns the arbitrator called name.
+func (s *State) arbitrator(name string) (Arbitrator, bool) {
+	for _, a := range s.Arbitrators {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Arbitrator{}, false
+}
+
+// StartArbitrator starts a stopped garbd and waits until the running
+// data nodes count it in their component: `galeon sandbox start-node
+// dc3-garbd`.
+func (sb *Sandbox) StartArbitrator(ctx context.Context, name string) error {
+	a, ok := sb.arbitrator(name)
+	if !ok {
+		return fmt.Errorf("sandbox %q has no arbitrator %q", sb.Name, name)
+	}
+	if sb.arbPidOf(a) != 0 {
+		return fmt.Errorf("%s is already running", a.Name)
+	}
+	if len(sb.running()) == 0 {
+		return fmt.Errorf("%s not started: no data node runs, and an arbitrator alone has no component to join; start the sandbox: galeon sandbox start --name %s", a.Name, sb.Name)
+	}
+	if err := sb.ensureNet(ctx); err != nil {
+		return fmt.Errorf("create the sites' network: %w", err)
+	}
+	// A garbd killed a moment ago is a member until Galera evicts it.
+	if err := sb.waitEvicted(ctx, a.Name, ""); err != nil {
+		return fmt.Errorf("%s not started (it stays stopped): %w", a.Name, err)
+	}
+	if err := sb.startArbitrator(a); err != nil {
+		return err
+	}
+	if err := sb.WaitMembers(ctx); err != nil {
+		return fmt.Errorf("%s started (pid %d) but %w; its log: %s", a.Name, sb.arbPidOf(a), err, sb.arbLog(a))
+	}
+	sb.ctl.Progress(a.Name, "counted in the Primary component")
+	return nil
 }
 
 func (sb *Sandbox) startArbitrator(a Arbitrator) error {
@@ -200,41 +244,67 @@ func (sb *Sandbox) startArbitrator(a Arbitrator) error {
 func (sb *Sandbox) stopArbitrators(ctx context.Context) error {
 	var errs []error
 	for _, a := range sb.Arbitrators {
-		pid := sb.arbPidOf(a)
-		if pid == 0 {
-			continue
+		if err := sb.stopArbitrator(ctx, a); err != nil {
+			errs = append(errs, err)
 		}
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if waitExit(wctx, pid, sb.arbLog(a)) != nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := waitExit(kctx, pid, sb.arbLog(a)); err != nil {
-				errs = append(errs, fmt.Errorf("%s (pid %d) did not exit", a.Name, pid))
-			}
-			kcancel()
-		}
-		cancel()
-		_ = os.Remove(sb.arbPid(a))
 	}
 	return errors.Join(errs...)
 }
 
-// KillArbitrator kills a garbd, as a crash would.
-func (sb *Sandbox) KillArbitrator(name string) error {
-	for _, a := range sb.Arbitrators {
-		if a.Name != name {
-			continue
-		}
-		if pid := sb.arbPidOf(a); pid != 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			return waitExit(ctx, pid, sb.arbLog(a))
-		}
+// stopArbitrator stops a garbd cleanly (SIGTERM: it leaves the group),
+// resuming it first if paused; SIGKILL after 10 s.
+func (sb *Sandbox) stopArbitrator(ctx context.Context, a Arbitrator) error {
+	pid := sb.arbPidOf(a)
+	if pid == 0 {
 		return nil
 	}
-	return fmt.Errorf("sandbox %q has no arbitrator %q", sb.Name, name)
+	sb.ctl.Progress(a.Name, "stopping")
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var err error
+	if waitExit(wctx, pid, sb.arbLog(a)) != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		kctx, kcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if waitExit(kctx, pid, sb.arbLog(a)) != nil {
+			err = fmt.Errorf("%s (pid %d) did not exit", a.Name, pid)
+		}
+		kcancel()
+	}
+	_ = os.Remove(sb.arbPid(a))
+	if err == nil {
+		sb.ctl.Progress(a.Name, "stopped")
+	}
+	return err
+}
+
+// signalArbitrator sends sig to a running garbd.
+func (sb *Sandbox) signalArbitrator(a Arbitrator, sig syscall.Signal) error {
+	pid := sb.arbPidOf(a)
+	if pid == 0 {
+		return fmt.Errorf("%s is not running", a.Name)
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return fmt.Errorf("signal %s (pid %d): %w", a.Name, pid, err)
+	}
+	return nil
+}
+
+// KillArbitrator kills a garbd, as a crash would.
+func (sb *Sandbox) KillArbitrator(name string) error {
+	a, ok := sb.arbitrator(name)
+	if !ok {
+		return fmt.Errorf("sandbox %q has no arbitrator %q", sb.Name, name)
+	}
+	pid := sb.arbPidOf(a)
+	if pid == 0 {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return waitExit(ctx, pid, sb.arbLog(a))
 }
 
 // Partition cuts site from the sites in from (all other sites if none),

@@ -92,34 +92,188 @@ func readFrom(path string, off *int64) []string {
 	}
 }
 
-// WaitClusterSize waits until every running node reports a Primary
-// component of exactly size nodes.
+// WaitClusterSize waits until every running data node reports a Primary
+// component of exactly size members (data nodes and arbitrators).
+// WaitMembers is what the sandbox's own commands use: it counts what
+// runs.
 func (sb *Sandbox) WaitClusterSize(ctx context.Context, size int) error {
+	return sb.waitSettled(ctx, func() expectedMembers {
+		m := sb.liveMembers()
+		m.size = size
+		return m
+	})
+}
+
+// WaitMembers waits until every running data node reports a Primary
+// component of every member that runs: the data nodes and the
+// arbitrators (garbd) whose process runs, counted again at each look
+// (a paused process is not counted: Galera evicts it). The error says
+// what was waited for and what each node saw.
+func (sb *Sandbox) WaitMembers(ctx context.Context) error {
+	return sb.waitSettled(ctx, sb.liveMembers)
+}
+
+func (sb *Sandbox) waitSettled(ctx context.Context, want func() expectedMembers) error {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, sb.ctl.NodeTimeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	var lastErr error
 	for {
-		lastErr = nil
-		for _, n := range sb.running() {
+		exp := want()
+		seen := make([]componentSeen, 0, len(exp.nodes))
+		for _, name := range exp.nodes {
+			n, _ := sb.Node(name)
 			st, err := sb.wsrepStatus(ctx, n)
-			switch {
-			case err != nil:
-				lastErr = fmt.Errorf("%s: %w", n.Name, err)
-			case st["wsrep_cluster_size"] != strconv.Itoa(size) || st["wsrep_cluster_status"] != "Primary":
-				lastErr = fmt.Errorf("%s: cluster size %s, status %s", n.Name, st["wsrep_cluster_size"], st["wsrep_cluster_status"])
-			}
+			seen = append(seen, componentSeen{Node: name, Size: st["wsrep_cluster_size"], Status: st["wsrep_cluster_status"], Err: err})
 		}
-		if lastErr == nil {
+		ok, why := settled(exp.size, seen)
+		if ok {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cluster did not reach size %d: %w", size, lastErr)
+			return fmt.Errorf("the cluster did not reach %s within %s: %s", exp, time.Since(start).Round(time.Second), why)
 		case <-tick.C:
 		}
 	}
+}
+
+// expectedMembers is the component the sandbox waits for: its size and
+// the running members that make it up.
+type expectedMembers struct {
+	size        int
+	nodes       []string // running data nodes (they are asked)
+	arbitrators []string // running arbitrators (counted, not asked)
+}
+
+// String says what is waited for: "3 members (data nodes dc1-1, dc2-1;
+// arbitrator dc3-garbd)".
+func (e expectedMembers) String() string {
+	what := []string{"no running data node"}
+	if len(e.nodes) > 0 {
+		what[0] = plural(len(e.nodes), "data node", "data nodes") + " " + strings.Join(e.nodes, ", ")
+	}
+	if len(e.arbitrators) > 0 {
+		what = append(what, plural(len(e.arbitrators), "arbitrator", "arbitrators")+" "+strings.Join(e.arbitrators, ", "))
+	}
+	return fmt.Sprintf("a Primary component of %d members (running: %s)", e.size, strings.Join(what, "; "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// liveMembers counts the members whose process runs now: data nodes and
+// arbitrators; a paused (SIGSTOPped) process is left out, Galera evicts
+// it.
+func (sb *Sandbox) liveMembers() expectedMembers {
+	var e expectedMembers
+	for _, n := range sb.running() {
+		if processState(sb.pid(n)) != "T" {
+			e.nodes = append(e.nodes, n.Name)
+		}
+	}
+	for _, a := range sb.Arbitrators {
+		if pid := sb.arbPidOf(a); pid != 0 && processState(pid) != "T" {
+			e.arbitrators = append(e.arbitrators, a.Name)
+		}
+	}
+	e.size = len(e.nodes) + len(e.arbitrators)
+	return e
+}
+
+// waitEvicted waits until no running data node lists the member about
+// to start (name) in its component any more: a data node by its client
+// address (addr) in wsrep_incoming_addresses; an arbitrator (addr "")
+// has none there, so it is gone once no more address-less members are
+// listed than other arbitrators run. A node that does not answer (paused,
+// starting) has no say.
+func (sb *Sandbox) waitEvicted(ctx context.Context, name, addr string) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, sb.ctl.NodeTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		live := sb.liveMembers()
+		others := 0
+		for _, a := range live.arbitrators {
+			if a != name {
+				others++
+			}
+		}
+		var still []string
+		for _, nn := range live.nodes {
+			n, _ := sb.Node(nn)
+			st, err := sb.wsrepStatus(ctx, n)
+			if err == nil && lingering(st["wsrep_incoming_addresses"], addr, others) {
+				still = append(still, fmt.Sprintf("%s (members %q)", nn, st["wsrep_incoming_addresses"]))
+			}
+		}
+		if len(still) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("its previous run was still a member after %s: %s still list it (Galera evicts a dead member after evs.suspect_timeout; see galeon sandbox status --name %s)",
+				time.Since(start).Round(time.Second), strings.Join(still, ", "), sb.Name)
+		case <-tick.C:
+		}
+	}
+}
+
+// lingering says whether a node's wsrep_incoming_addresses still lists
+// the member about to start: addr itself for a data node; for an
+// arbitrator (addr ""), more address-less entries than the arbitrators
+// that run besides it.
+func lingering(incoming, addr string, otherArbitrators int) bool {
+	if incoming == "" {
+		return false
+	}
+	empty := 0
+	for _, a := range strings.Split(incoming, ",") {
+		a = strings.TrimSpace(a)
+		switch {
+		case a == "":
+			empty++
+		case addr != "" && a == addr:
+			return true
+		}
+	}
+	return addr == "" && empty > otherArbitrators
+}
+
+// componentSeen is what one data node reports of its component.
+type componentSeen struct {
+	Node, Size, Status string
+	Err                error
+}
+
+// settled says whether every node reports a Primary component of size
+// members, and if not, what each node that differs sees. No node to
+// ask is settled: there is nothing to wait for.
+func settled(size int, seen []componentSeen) (bool, string) {
+	var off []string
+	for _, s := range seen {
+		switch {
+		case s.Err != nil:
+			off = append(off, fmt.Sprintf("%s does not answer (%v)", s.Node, s.Err))
+		case s.Size != strconv.Itoa(size) || s.Status != "Primary":
+			status, sz := s.Status, s.Size
+			if status == "" {
+				status = "no status"
+			}
+			if sz == "" {
+				sz = "?"
+			}
+			off = append(off, fmt.Sprintf("%s sees %s members, %s", s.Node, sz, status))
+		}
+	}
+	return len(off) == 0, strings.Join(off, "; ")
 }
 
 // wsrepStatus reads SHOW GLOBAL STATUS LIKE 'wsrep%' from node n, over TCP

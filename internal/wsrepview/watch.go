@@ -20,13 +20,14 @@ type Watcher struct {
 	Targets []Target
 	Timeout time.Duration // per-node read timeout
 	prev    map[string]*Sample
+	last    map[string]*Row // each node's last row while up (its last measured latency)
 }
 
 // Poll samples every node concurrently (a hung node must not delay the
 // others) and returns one Row per node, in target order.
 func (w *Watcher) Poll(ctx context.Context) []Row {
 	if w.prev == nil {
-		w.prev = map[string]*Sample{}
+		w.prev, w.last = map[string]*Sample{}, map[string]*Row{}
 	}
 	timeout := w.Timeout
 	if timeout == 0 {
@@ -47,9 +48,12 @@ func (w *Watcher) Poll(ctx context.Context) []Row {
 	rows := make([]Row, len(samples))
 	for i := range samples {
 		s := samples[i]
-		rows[i] = Compute(w.prev[s.Node], s)
+		rows[i] = CarryLatency(Compute(w.prev[s.Node], s), w.last[s.Node])
 		rows[i].Site = w.Targets[i].Site
 		w.prev[s.Node] = &samples[i]
+		if rows[i].Up {
+			w.last[s.Node] = &rows[i]
+		}
 	}
 	return rows
 }

@@ -84,6 +84,30 @@ func expected(o quorum.Outcome, sb *sandbox.Sandbox) map[string]view {
 	return want
 }
 
+// primaryData is the data nodes of sb among members, sorted.
+func primaryData(members []string, sb *sandbox.Sandbox) []string {
+	var out []string
+	for _, m := range members {
+		if slices.ContainsFunc(sb.Nodes, func(n sandbox.Node) bool { return n.Name == m }) {
+			out = append(out, m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// primaryNodes is the nodes that say they are Primary, sorted.
+func primaryNodes(m map[string]view) []string {
+	var out []string
+	for n, v := range m {
+		if v.status == "Primary" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func matches(got, want map[string]view) bool {
 	for n, w := range want {
 		g := got[n]
@@ -301,10 +325,17 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 		writerIn(t, gp, "the writer at start", []string{sb.Nodes[0].Name})
 		readsGoTo(t, proxy, "reads at start, home site "+home, local())
 	}
+	plan := quorum.Plan(l)
 	for _, sc := range scenarios(sb) {
-		o := quorum.Predict(l, sc.failure)
+		// The row `galeon plan` prints for this failure, not just what
+		// Predict says when asked.
+		o, ok := plan.Find(sc.failure)
+		if !ok {
+			t.Fatalf("%s: the plan has no row for %s", spec, sc.failure)
+		}
+		row := o.Row()
 		want := expected(o, sb)
-		t.Logf("%s: %s predicts %s", spec, sc.failure, render(want))
+		t.Logf("%s: the plan prints %q, i.e. %s", spec, strings.Join(strings.Fields(row.String()), " "), render(want))
 		cutAt := time.Now()
 		if err := sc.apply(ctx); err != nil {
 			t.Fatal(err)
@@ -322,6 +353,13 @@ func checkPlan(t *testing.T, spec string, scenarios func(sb *sandbox.Sandbox) []
 			took := waitView(t, sb, sc.failure.String(), want, 90*time.Second)
 			t.Logf("FIGURE %s %s: as predicted %.1f s after the cut (%s)", spec, sc.failure, took.Seconds(), render(observe(t, sb)))
 		}
+		// The data nodes the row names as Primary are the ones that say
+		// Primary, no more and no fewer.
+		predicted, actual := primaryData(row.Primary, sb), primaryNodes(observe(t, sb))
+		if strings.Join(predicted, " ") != strings.Join(actual, " ") {
+			t.Errorf("%s %s: the plan's row names Primary %v, the sandbox shows %v", spec, sc.failure, predicted, actual)
+		}
+		t.Logf("FIGURE %s %s: predicted Primary %v (writes %s), actual Primary %v", spec, sc.failure, predicted, row.Writes, actual)
 		if sc.writer != nil {
 			moved := writerIn(t, gp, sc.failure.String(), sc.writer)
 			w, _ := gp.View().Load().Writer()
@@ -412,6 +450,19 @@ func TestThreeSitesWithoutAMajoritySite(t *testing.T) {
 		return []scenario{
 			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1") }, nil, nil, false},
 			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc3"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc3") }, nil, nil, false},
+		}
+	})
+}
+
+// TestMajoritySiteCutOff: a site with the majority of the votes, cut off
+// from the others, keeps running as the Primary component (the plan's
+// "cut off site dc1: ok" row), unlike the same site lost ("lose site dc1:
+// STOP"); the minority site cut off stops alone.
+func TestMajoritySiteCutOff(t *testing.T) {
+	checkPlan(t, "dc1:2,dc2:1", func(sb *sandbox.Sandbox) []scenario {
+		return []scenario{
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc1"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc1") }, nil, nil, false},
+			{quorum.Failure{Kind: quorum.SiteCut, Site: "dc2"}, func(ctx context.Context) error { return sb.Partition(ctx, "dc2") }, nil, nil, false},
 		}
 	})
 }

@@ -32,13 +32,25 @@ type EtcdMember struct {
 // ends. It returns the endpoints as galeon takes them (etcd://...).
 func StartEtcdCluster(t testing.TB, n int) (string, []*EtcdMember) {
 	t.Helper()
+	addrs := make([][2]string, n)
+	for i := range addrs {
+		addrs[i] = [2]string{FreeAddr(t), FreeAddr(t)}
+	}
+	return StartEtcdAt(t, addrs)
+}
+
+// StartEtcdAt is StartEtcdCluster with one member per pair of client and
+// peer addresses given (e.g. on a multi-site sandbox's bridge, where
+// proxies inside the sites reach it).
+func StartEtcdAt(t testing.TB, addrs [][2]string) (string, []*EtcdMember) {
+	t.Helper()
 	if _, err := os.Stat(EtcdBinary); err != nil {
 		t.Fatalf("%s not found: install Debian's etcd-server (`make deps`)", EtcdBinary)
 	}
 	var ms []*EtcdMember
 	var initial, eps []string
-	for i := 1; i <= n; i++ {
-		m := &EtcdMember{Name: fmt.Sprintf("etcd%d", i), Client: FreeAddr(t), Peer: FreeAddr(t)}
+	for i, a := range addrs {
+		m := &EtcdMember{Name: fmt.Sprintf("etcd%d", i+1), Client: a[0], Peer: a[1]}
 		ms = append(ms, m)
 		initial = append(initial, m.Name+"=http://"+m.Peer)
 		eps = append(eps, "etcd://"+m.Client)
