@@ -19,12 +19,11 @@ import (
 
 // TestReaderCutFromPrimary: a reader leaves the Primary component
 // (gmcast.isolate=1: it stops talking to the others, as in a network cut)
-// under autocommit reads that reconnect often (each new connection
-// selects the schema on its node, which a node outside the Primary
-// component refuses with 1047). Issue 25 saw a raw 1047 at the moment of
-// a cut: here no read fails, the ones the node refused are re-sent to
-// another node. Then a reader stops answering (SIGSTOP) for a few
-// seconds: it makes one OFFLINE event, not one per missed check.
+// under autocommit reads that reconnect often, some of them prepared,
+// some in sessions of another schema (selecting it on a node outside the
+// Primary component gets 1047). Issue 25 saw a raw 1047 at the moment of
+// a cut: here no read fails, the ones a node refused are re-sent to
+// another node.
 func TestReaderCutFromPrimary(t *testing.T) {
 	r := newRig(t, nil)
 	l := startLoad(t, r.db, 1, 8, false)
@@ -50,26 +49,6 @@ func TestReaderCutFromPrimary(t *testing.T) {
 	r.waitState(t, "node3", "ONLINE", 90*time.Second)
 	back := time.Since(cut)
 
-	// A reader that stops answering for a while: its checks time out.
-	paused := time.Now()
-	if err := r.sb.Pause("node2"); err != nil {
-		t.Fatal(err)
-	}
-	r.waitState(t, "node2", "OFFLINE unreachable", 10*time.Second)
-	offlineAt := time.Now()
-	testkit.WaitFor(t, 15*time.Second, "6 more missed checks of node2", func() bool {
-		for _, c := range r.p.GaleraChecks() {
-			if c.Node == "node2" {
-				return c.Health.Missed >= 8
-			}
-		}
-		return false
-	})
-	stopped := time.Since(paused)
-	if err := r.sb.Resume("node2"); err != nil {
-		t.Fatal(err)
-	}
-	r.waitState(t, "node2", "ONLINE", 90*time.Second)
 	acks := l.finish()
 	pl.finish()
 
@@ -83,37 +62,9 @@ func TestReaderCutFromPrimary(t *testing.T) {
 	for _, c := range r.p.Counters() {
 		retries[c.Name] = c.Value
 	}
-	var missedTotal float64
-	for _, m := range proxyadmin.Metrics(r.p) {
-		if m.Name == "galeon_monitor_missed_checks_total" && m.Labels["server"] == "node2" {
-			missedTotal = m.Value
-		}
-	}
-	if missedTotal < 8 {
-		t.Errorf("galeon_monitor_missed_checks_total{server=node2} = %v, want at least 8", missedTotal)
-	}
-	var node2, node3 []string
-	offlineEvents := 0
-	for _, e := range r.p.Events() {
-		switch {
-		case e.Kind != eventlog.NodeState:
-		case e.Node == "node3":
-			node3 = append(node3, e.Detail)
-		case e.Node == "node2":
-			node2 = append(node2, e.Detail)
-			if strings.HasPrefix(e.Detail, "OFFLINE: unreachable") && e.At.After(paused) {
-				offlineEvents++
-			}
-		}
-	}
-	if offlineEvents != 1 {
-		t.Errorf("%d node_state events say node2 is unreachable over %s of missed checks, want 1: %q", offlineEvents, stopped.Round(time.Millisecond), node2)
-	}
 	t.Logf("FIGURE reader cut (gmcast.isolate): non-Primary after %s, OFFLINE in the proxy after %s, ONLINE again %s after the cut; reads ok %d, failed %d; mixed-schema reads ok %d, failed %d; writes acknowledged %d, failed %d; read retries: wsrep_not_ready %d, node failed %d",
 		nonPrimary.Round(time.Millisecond), seen.Round(time.Millisecond), back.Round(time.Millisecond),
 		l.readOK.Load(), l.readErr.Load(), pl.ok.Load(), pl.failed.Load(), len(acks), l.wErr.Load(), retries["wsrep_not_ready_retries"], retries["read_retries"])
-	t.Logf("FIGURE reader paused %s (OFFLINE after %s, %v missed checks in all): node2 events %q; node3 events %q",
-		stopped.Round(time.Millisecond), offlineAt.Sub(paused).Round(time.Millisecond), missedTotal, node2, node3)
 	if n := l.wErr.Load(); n != 0 {
 		t.Logf("write errors (the writer was not touched): %v", l.errorsSeen())
 	}
@@ -212,6 +163,62 @@ func (pr *preparedReads) seen() map[string]int {
 func (pr *preparedReads) finish() {
 	close(pr.stop)
 	pr.wg.Wait()
+}
+
+// TestUnreachableReaderIsOneEvent: a reader that stops answering
+// (SIGSTOP) for a few seconds makes one OFFLINE event, not one per missed
+// check (issue 25: 361 of 388 events in a 60 s partition); the count of
+// missed checks is a metric. (A test of its own: pausing a node just after
+// another rejoined the cluster can split Galera's mesh, which is not what
+// this checks.)
+func TestUnreachableReaderIsOneEvent(t *testing.T) {
+	r := newRig(t, nil)
+	paused := time.Now()
+	if err := r.sb.Pause("node2"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.sb.Resume("node2") })
+	r.waitState(t, "node2", "OFFLINE unreachable", 10*time.Second)
+	offlineAt := time.Now()
+	testkit.WaitFor(t, 15*time.Second, "6 more missed checks of node2", func() bool {
+		for _, c := range r.p.GaleraChecks() {
+			if c.Node == "node2" {
+				return c.Health.Missed >= 8
+			}
+		}
+		return false
+	})
+	stopped := time.Since(paused)
+	if err := r.sb.Resume("node2"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState(t, "node2", "ONLINE", 90*time.Second)
+	var missedTotal float64
+	for _, m := range proxyadmin.Metrics(r.p) {
+		if m.Name == "galeon_monitor_missed_checks_total" && m.Labels["server"] == "node2" {
+			missedTotal = m.Value
+		}
+	}
+	if missedTotal < 8 {
+		t.Errorf("galeon_monitor_missed_checks_total{server=node2} = %v, want at least 8", missedTotal)
+	}
+	var node2 []string
+	offlineEvents := 0
+	for _, e := range r.p.Events() {
+		switch {
+		case e.Kind != eventlog.NodeState:
+		case e.Node == "node2":
+			node2 = append(node2, e.Detail)
+			if strings.HasPrefix(e.Detail, "OFFLINE: unreachable") && e.At.After(paused) {
+				offlineEvents++
+			}
+		}
+	}
+	if offlineEvents != 1 {
+		t.Errorf("%d node_state events say node2 is unreachable over %s of missed checks, want 1: %q", offlineEvents, stopped.Round(time.Millisecond), node2)
+	}
+	t.Logf("FIGURE reader paused %s (OFFLINE after %s, %v missed checks in all): %d events in all; node2's, newest first: %q",
+		stopped.Round(time.Millisecond), offlineAt.Sub(paused).Round(time.Millisecond), missedTotal, r.p.EventsTotal(), node2)
 }
 
 // TestStaleReadsThroughQuorumLoss: with galera.stale_reads, every node
