@@ -336,7 +336,8 @@ func (m *Monitor) Run(ctx context.Context) {
 // would have the writer policy choose a node whose latest check predates
 // the cut — and which the next check, a millisecond later, finds outside
 // the Primary component too (issue 25: dc1-1 → dc1-3 → none within 1 ms).
-// So every other node that is not OFFLINE is checked again at once, and
+// So every other node that is not OFFLINE and answered its latest check is
+// checked again at once, and
 // the monitor publishes once all of those checks (started after the
 // departure) are in, or after max: one consistent view, one decision.
 type confirmHold struct {
@@ -359,7 +360,9 @@ func (h *confirmHold) begin(node string, health map[string]Health, now time.Time
 	h.since = now
 	var kick []string
 	for name, nh := range health {
-		if name != node && nh.State != Offline {
+		// A node OFFLINE, or whose latest check failed, takes no writer
+		// role on that check (Candidate.Electable): nothing to wait for.
+		if name != node && nh.State != Offline && nh.Missed == 0 {
 			h.awaiting[name] = true
 			kick = append(kick, name)
 		}
