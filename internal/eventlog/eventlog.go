@@ -1,10 +1,11 @@
 // Package eventlog is the proxy's log of routing events: every change of
 // where traffic goes (a node's state, the writer, a drain, a switchover,
-// a control-plane decision), kept in a bounded ring for the admin table
-// events and written as one structured log line each.
+// a control-plane decision), kept in a bounded ring per kind for the
+// admin table events and written as one structured log line each.
 package eventlog
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"slices"
@@ -19,7 +20,7 @@ import (
 type Event struct {
 	ID     int64
 	At     time.Time
-	Kind   string // node_state, writer_change, drain, undrain, switchover, node_joined, node_left
+	Kind   string // node_state, writer_change, drain, ...: the constants below
 	Node   string
 	Detail string
 }
@@ -42,21 +43,44 @@ const (
 	HomeSite     = "home_site"   // proxy.site = auto found the site the proxy runs in
 )
 
-// maxEvents bounds the event log: a flapping node must not grow memory.
+// maxEvents bounds each kind's share of the event log: a flapping node
+// must not grow memory, and must not push an incident's writer change
+// out either. Each kind keeps its own newest maxEvents (a ring per kind):
+// noise of one kind evicts only older events of that kind.
 const maxEvents = 1000
 
-// Log is a bounded ring of the most recent events. Each event is also
-// one log line (msg=event kind=... node=... epoch=... cause=...), so an
-// incident can be rebuilt from the logs after the ring has moved on or
-// the process restarted.
+// Log keeps the most recent events of each kind, listed together in the
+// order they happened. Each event is also one log line
+// (msg=event kind=... node=... epoch=... cause=...), so an incident can
+// be rebuilt from the logs after the ring has moved on or the process
+// restarted.
 type Log struct {
-	mu   sync.Mutex
-	ring []Event
-	next int64 // ID of the next event; also the count ever added
+	mu    sync.Mutex
+	rings map[string]*ring
+	next  int64 // ID of the next event; also the count ever added
 
 	log   *slog.Logger  // nil: events are not logged (tests)
 	epoch func() uint64 // the writer epoch when the event happened
 }
+
+// ring is the newest events of one kind, oldest first once it wrapped
+// at start.
+type ring struct {
+	ev    []Event
+	start int
+}
+
+func (r *ring) add(e Event) {
+	if len(r.ev) < maxEvents {
+		r.ev = append(r.ev, e)
+		return
+	}
+	r.ev[r.start] = e
+	r.start = (r.start + 1) % maxEvents
+}
+
+// at is the i-th oldest kept event.
+func (r *ring) at(i int) Event { return r.ev[(r.start+i)%len(r.ev)] }
 
 // New is a log that also writes each event to log (nil: not logged),
 // with the writer epoch epoch returns at that moment.
@@ -83,11 +107,15 @@ func (l *Log) Add(kind, node, detail string) {
 		}
 		l.log.Log(context.Background(), level, "event", "id", e.ID, "kind", kind, "node", node, "epoch", epoch, "cause", detail)
 	}
-	if len(l.ring) < maxEvents {
-		l.ring = append(l.ring, e)
-	} else {
-		l.ring[l.next%maxEvents] = e
+	if l.rings == nil {
+		l.rings = map[string]*ring{}
 	}
+	r := l.rings[kind]
+	if r == nil {
+		r = &ring{}
+		l.rings[kind] = r
+	}
+	r.add(e)
 	l.next++
 }
 
@@ -98,13 +126,21 @@ func (l *Log) Total() int64 {
 	return l.next
 }
 
-// List returns the kept events, newest first.
+// List returns the kept events of every kind, newest first (by ID: the
+// order they were added).
 func (l *Log) List() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Event, 0, len(l.ring))
-	for i := l.next - 1; i >= 0 && i >= l.next-int64(len(l.ring)); i-- {
-		out = append(out, l.ring[i%maxEvents])
+	n := 0
+	for _, r := range l.rings {
+		n += len(r.ev)
 	}
+	out := make([]Event, 0, n)
+	for _, r := range l.rings {
+		for i := range r.ev {
+			out = append(out, r.at(i))
+		}
+	}
+	slices.SortFunc(out, func(a, b Event) int { return cmp.Compare(b.ID, a.ID) })
 	return out
 }

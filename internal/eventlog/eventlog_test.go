@@ -64,3 +64,44 @@ func TestEventsAreLogLines(t *testing.T) {
 		}
 	}
 }
+
+// TestNoiseKeepsTheIncident: a flood of one kind (a node flapping, or
+// many nodes changing state through a long partition) evicts only older
+// events of that kind: the incident's writer change and decisions stay,
+// and the list is still in the order things happened.
+func TestNoiseKeepsTheIncident(t *testing.T) {
+	var l Log
+	l.Add(WriterChange, "node1", "node1 is the writer at start")
+	l.Add(NodeState, "node2", "OFFLINE: unreachable")
+	l.Add(WriterChange, "node3", "from node2 to node3")
+	l.Add(Decision, "node3", "epoch 4")
+	for i := range 3 * maxEvents {
+		l.Add(NodeState, "node2", fmt.Sprint("noise ", i))
+	}
+	l.Add(Switchover, "node1", "operator switchover from node3 to node1")
+	got := l.List()
+	if len(got) != maxEvents+4 {
+		t.Fatalf("kept %d events, want %d node_state and the 4 others", len(got), maxEvents)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].ID >= got[i-1].ID {
+			t.Fatalf("events %d and %d out of order: %d then %d", i-1, i, got[i-1].ID, got[i].ID)
+		}
+	}
+	kept := map[string]int{}
+	for _, e := range got {
+		kept[e.Kind]++
+	}
+	if kept[WriterChange] != 2 || kept[Decision] != 1 || kept[Switchover] != 1 || kept[NodeState] != maxEvents {
+		t.Errorf("kept by kind %v: want both writer changes, the decision, the switchover and %d node_state", kept, maxEvents)
+	}
+	if got[0].Kind != Switchover || got[len(got)-1].Detail != "node1 is the writer at start" {
+		t.Errorf("newest %+v, oldest %+v", got[0], got[len(got)-1])
+	}
+	if got[len(got)-3].ID != 4 || got[len(got)-4].Detail != fmt.Sprint("noise ", 2*maxEvents) {
+		t.Errorf("the oldest node_state kept is %+v, want noise %d just after the decision", got[len(got)-4], 2*maxEvents)
+	}
+	if l.Total() != int64(3*maxEvents+5) {
+		t.Errorf("total %d", l.Total())
+	}
+}

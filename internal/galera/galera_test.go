@@ -385,3 +385,120 @@ func TestHeldBy(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterOnlyFromAPrimaryComponent: a node takes the writer role only
+// on a check that succeeded and found it in a Primary component; a writer
+// rides out a missed check (max_missed_checks). The churn of issue 25
+// (dc1-1 → dc1-3 → none within 1 ms, dc1-3 non-Primary) came from choosing
+// on checks older than the cut: see TestConfirmHold for the monitor's part.
+func TestWriterOnlyFromAPrimaryComponent(t *testing.T) {
+	now := time.Now()
+	up := Health{State: Online, Primary: true}
+	missed := Health{State: Online, Missed: 1} // one check failed, max_missed_checks not reached
+	nonPrimary := Health{State: Offline, Reason: "non-Primary (wsrep_cluster_status=non-Primary)"}
+	c := func(name string, w int, h Health) Candidate { return Candidate{Name: name, WriterWeight: w, Health: h} }
+	never := Failback{Mode: "never"}
+	for _, tc := range []struct {
+		name    string
+		cands   []Candidate
+		current string
+		want    string
+	}{
+		{"the writer left the Primary component; the next node's latest check failed", []Candidate{c("dc1-1", 100, nonPrimary), c("dc1-3", 90, missed), c("dc2-1", 10, up)}, "dc1-1", "dc2-1"},
+		{"no node known in a Primary component: no writer, writes wait", []Candidate{c("dc1-1", 100, nonPrimary), c("dc1-3", 90, missed)}, "dc1-1", ""},
+		{"nor at start", []Candidate{c("n1", 100, missed), c("n2", 50, up)}, "", "n2"},
+		{"a writer that missed one check keeps the role (max_missed_checks)", []Candidate{c("n1", 100, missed), c("n2", 50, up)}, "n1", "n1"},
+		{"its next check succeeds: chosen", []Candidate{c("dc1-1", 100, nonPrimary), c("dc1-3", 90, up)}, "dc1-1", "dc1-3"},
+	} {
+		if got := ChooseWriter(tc.cands, tc.current, never, now); got != tc.want {
+			t.Errorf("ChooseWriter: %s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Sites: the home site's other node missed its latest check; with no
+	// hold-down the role must not cross to the other site meanwhile.
+	sites := []Candidate{
+		{Name: "a1", Site: "dc1", WriterWeight: 100, Health: nonPrimary, DownSince: now},
+		{Name: "a2", Site: "dc1", WriterWeight: 50, Health: missed},
+		{Name: "b1", Site: "dc2", WriterWeight: 90, Health: up},
+	}
+	if got, _ := ChooseWriterInSites(sites, "a1", never, SitePolicy{Preferred: "dc1"}, now); got != "" {
+		t.Errorf("home node missed a check: got %q, want no writer until its next check", got)
+	}
+	sites[1].Health = up
+	if got, _ := ChooseWriterInSites(sites, "a1", never, SitePolicy{Preferred: "dc1"}, now); got != "a2" {
+		t.Errorf("home node checked again: got %q, want a2", got)
+	}
+}
+
+// TestConfirmHold: a node's departure from the Primary component is held
+// back until every other node that is not OFFLINE has been checked since
+// (checks that started before do not count), or until the hold's bound.
+func TestConfirmHold(t *testing.T) {
+	t0 := time.Now()
+	health := map[string]Health{
+		"dc1-1": {State: Offline, Reason: "non-Primary"},
+		"dc1-3": {State: Online, Primary: true},
+		"dc2-1": {State: Online, Primary: true},
+		"dc2-2": {State: Offline, Reason: "unreachable"},
+		"dc2-3": {State: Online, Missed: 1}, // not electable until it answers again
+	}
+	h := confirmHold{max: time.Second}
+	if !h.done(t0) || h.timer() != nil {
+		t.Fatal("a hold before any departure")
+	}
+	kick := h.begin("dc1-1", health, t0)
+	slices.Sort(kick)
+	if !slices.Equal(kick, []string{"dc1-3", "dc2-1"}) {
+		t.Errorf("checked at once: %v, want the others not OFFLINE that answered their latest check", kick)
+	}
+	if h.done(t0) || h.timer() == nil {
+		t.Fatal("not held")
+	}
+	h.seen("dc1-3", t0.Add(-time.Millisecond)) // started before the departure
+	h.seen("dc2-1", t0.Add(time.Millisecond))
+	if h.done(t0.Add(5 * time.Millisecond)) {
+		t.Error("published before dc1-3's check since the departure")
+	}
+	// dc2-1 leaves too while held: dc1-3 is awaited again, from then.
+	h.begin("dc2-1", health, t0.Add(6*time.Millisecond))
+	h.seen("dc1-3", t0.Add(3*time.Millisecond))
+	if h.done(t0.Add(7 * time.Millisecond)) {
+		t.Error("a check of dc1-3 from before dc2-1's departure counted")
+	}
+	h.seen("dc1-3", t0.Add(8*time.Millisecond))
+	h.seen("dc1-1", t0.Add(8*time.Millisecond))
+	if !h.done(t0.Add(9*time.Millisecond)) || h.timer() != nil {
+		t.Error("still held with every check in")
+	}
+	// Bounded: a node that never answers holds nothing past max.
+	h.begin("dc1-1", health, t0.Add(time.Second))
+	if h.done(t0.Add(1500*time.Millisecond)) || !h.done(t0.Add(2001*time.Millisecond)) {
+		t.Error("the hold is not bounded by max")
+	}
+}
+
+// TestUnreachableReasonHoldsStill: the reason of an unreachable node
+// (and so its one node_state event) does not change with every further
+// missed check; the running count is Health.Missed.
+func TestUnreachableReasonHoldsStill(t *testing.T) {
+	p := Policy{OKChecks: 1, MaxMissedChecks: 2}
+	h := p.Evaluate(Health{}, Sample{Vars: synced()})
+	if !h.Primary || h.Missed != 0 {
+		t.Fatalf("synced: %+v", h)
+	}
+	timeout := Sample{Err: errors.New("dial tcp 10.0.0.1:3306: i/o timeout")}
+	var reasons []string
+	for range 5 {
+		h = p.Evaluate(h, timeout)
+		reasons = append(reasons, h.Reason)
+	}
+	if h.Missed != 5 || h.Primary || h.State != Offline {
+		t.Fatalf("after 5 misses: %+v", h)
+	}
+	want := "unreachable after 2 missed checks (dial tcp 10.0.0.1:3306: i/o timeout)"
+	for i, r := range reasons[1:] {
+		if r != want {
+			t.Errorf("miss %d: reason %q, want %q", i+2, r, want)
+		}
+	}
+}

@@ -112,7 +112,11 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 		refused := strings.Contains(s.Err.Error(), "connection refused")
 		if refused || h.Missed >= max(1, p.MaxMissedChecks) {
 			h.State = Offline
-			h.Reason = fmt.Sprintf("unreachable: %d missed checks (%v)", h.Missed, s.Err)
+			// The count is the threshold crossed, not the running one: the
+			// reason (and the one event of the change) stays the same while
+			// the node stays away; the running count is a metric
+			// (galeon_monitor_missed_checks).
+			h.Reason = fmt.Sprintf("unreachable after %d missed checks (%v)", min(h.Missed, max(1, p.MaxMissedChecks)), s.Err)
 			if refused {
 				h.Reason = "unreachable: " + s.Err.Error()
 			}

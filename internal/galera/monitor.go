@@ -112,8 +112,9 @@ type Check struct {
 	Err     string            // the poll's error, if it failed
 	Vars    map[string]string // status and variables as read (last good poll)
 	Health  Health
-	// Polls counts the polls of the node completed since it was added.
-	Polls int
+	// Polls counts the polls of the node completed since it was added;
+	// Missed, those of them that failed.
+	Polls, Missed int
 }
 
 // Checks returns the latest check of every node that has been polled, in
@@ -256,6 +257,9 @@ func (m *Monitor) Run(ctx context.Context) {
 		health[n.Name] = Health{State: Online}
 	}
 	published := map[string]Health{}
+	// hold: after a node left the Primary component, nothing is published
+	// until the others' checks taken since are in (confirmHold).
+	hold := confirmHold{max: 2*m.cfg.Timeout + 50*time.Millisecond}
 	// view is every node's health, reconciled; publish hands it on when
 	// anything changed.
 	view := func() map[string]Health {
@@ -289,10 +293,12 @@ func (m *Monitor) Run(ctx context.Context) {
 				delete(m.checks, name)
 				m.nodes = slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name })
 				delete(health, name)
+				hold.forget(name)
 			} else {
 				m.kick[name] = make(chan struct{}, 1)
 				m.nodes = append(slices.DeleteFunc(m.nodes, func(n Node) bool { return n.Name == name }), ch.node)
 				health[name] = Health{State: Offline, Reason: ReasonNotChecked}
+				hold.forget(name)
 			}
 			m.mu.Unlock()
 			if !ch.remove {
@@ -303,12 +309,107 @@ func (m *Monitor) Run(ctx context.Context) {
 			if _, ok := health[r.node]; !ok {
 				continue // removed while its poll was on the way
 			}
-			health[r.node] = m.cfg.Policy.Evaluate(health[r.node], r.s)
+			prev := health[r.node]
+			h := m.cfg.Policy.Evaluate(prev, r.s)
+			health[r.node] = h
+			hold.seen(r.node, r.at)
+			if prev.Primary && !h.Primary {
+				for _, name := range hold.begin(r.node, health, time.Now()) {
+					m.Check(name)
+				}
+			}
 			v := view()
 			m.record(r, v)
-			publish(v)
+			if hold.done(time.Now()) {
+				publish(v)
+			}
+		case <-hold.timer():
+			hold.end()
+			publish(view())
 		}
 	}
+}
+
+// confirmHold keeps a node's departure from the Primary component from
+// being published alone. A cut takes several nodes out at once, but their
+// checks arrive one by one: published at once, the first one's verdict
+// would have the writer policy choose a node whose latest check predates
+// the cut — and which the next check, a millisecond later, finds outside
+// the Primary component too (issue 25: dc1-1 → dc1-3 → none within 1 ms).
+// So every other node that is not OFFLINE and answered its latest check is
+// checked again at once, and
+// the monitor publishes once all of those checks (started after the
+// departure) are in, or after max: one consistent view, one decision.
+type confirmHold struct {
+	max      time.Duration
+	since    time.Time       // the latest departure seen
+	deadline time.Time       // publish by then whatever is missing
+	awaiting map[string]bool // nodes whose check since is not in yet
+	t        *time.Timer
+}
+
+// begin starts (or widens) a hold after node left the Primary component
+// at now; it returns the nodes to check at once.
+func (h *confirmHold) begin(node string, health map[string]Health, now time.Time) []string {
+	if h.awaiting == nil {
+		h.awaiting = map[string]bool{}
+	}
+	if len(h.awaiting) == 0 {
+		h.deadline = now.Add(h.max)
+	}
+	h.since = now
+	var kick []string
+	for name, nh := range health {
+		// A node OFFLINE, or whose latest check failed, takes no writer
+		// role on that check (Candidate.Electable): nothing to wait for.
+		if name != node && nh.State != Offline && nh.Missed == 0 {
+			h.awaiting[name] = true
+			kick = append(kick, name)
+		}
+	}
+	if len(h.awaiting) > 0 {
+		if h.t == nil {
+			h.t = time.NewTimer(time.Until(h.deadline))
+		} else {
+			h.t.Reset(time.Until(h.deadline))
+		}
+	}
+	return kick
+}
+
+// seen notes a check of node that started at.
+func (h *confirmHold) seen(node string, at time.Time) {
+	if !at.Before(h.since) {
+		delete(h.awaiting, node)
+	}
+}
+
+// forget drops a node that left the monitor.
+func (h *confirmHold) forget(node string) { delete(h.awaiting, node) }
+
+// done says whether nothing is held back (now).
+func (h *confirmHold) done(now time.Time) bool {
+	if len(h.awaiting) > 0 && now.Before(h.deadline) {
+		return false
+	}
+	h.end()
+	return true
+}
+
+// end lets go of the hold.
+func (h *confirmHold) end() {
+	clear(h.awaiting)
+	if h.t != nil {
+		h.t.Stop()
+	}
+}
+
+// timer fires at the deadline of a hold (nil channel while none).
+func (h *confirmHold) timer() <-chan time.Time {
+	if h.t == nil || len(h.awaiting) == 0 {
+		return nil
+	}
+	return h.t.C
 }
 
 // record keeps the latest check of r's node, with the reconciled health
@@ -321,6 +422,7 @@ func (m *Monitor) record(r result, view map[string]Health) {
 	c.Polls++
 	if r.s.Err != nil {
 		c.Err = r.s.Err.Error()
+		c.Missed++
 	} else {
 		c.Vars = r.s.Vars
 	}
@@ -340,7 +442,7 @@ func changed(a, b map[string]Health) bool {
 	for k, v := range b {
 		o := a[k]
 		if o.State != v.State || o.Reason != v.Reason || o.Lagging != v.Lagging || o.ReadOnly != v.ReadOnly || o.Globals != v.Globals ||
-			o.Primary != v.Primary || !slices.Equal(o.Members, v.Members) {
+			o.Primary != v.Primary || (o.Missed > 0) != (v.Missed > 0) || !slices.Equal(o.Members, v.Members) {
 			return true
 		}
 	}

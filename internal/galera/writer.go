@@ -49,6 +49,17 @@ func (c Candidate) Eligible() bool {
 	return c.Health.State == Online && c.WriterWeight > 0 && !c.Health.ReadOnly
 }
 
+// Electable says whether the node can be given the writer role now:
+// Eligible, and in a Primary component as of its latest check, which
+// succeeded. A node that missed a check stays ONLINE until
+// max_missed_checks, which lets a writer ride out a slow check, but it
+// does not take the role on an older answer. (That no check is older
+// than another node's departure from the Primary component is the
+// Monitor's part: see confirmHold.)
+func (c Candidate) Electable() bool {
+	return c.Eligible() && c.Health.Missed == 0
+}
+
 func better(a, b Candidate) bool {
 	if a.WriterWeight != b.WriterWeight {
 		return a.WriterWeight > b.WriterWeight
@@ -65,15 +76,17 @@ const startupGrace = 3 * time.Second
 // same states and the same current writer chooses the same node.
 //
 // Sticky: the current writer keeps the role while it is eligible, unless
-// failback allows a better node to take it. A lagging node is chosen only
-// when no non-lagging candidate exists. With no eligible node it returns "".
+// failback allows a better node to take it. Any other node takes it only
+// when Electable. A lagging node is chosen only when no non-lagging
+// candidate exists. With no electable node (and no eligible current
+// writer) it returns "".
 func ChooseWriter(cands []Candidate, current string, fb Failback, now time.Time) string {
 	sorted := append([]Candidate(nil), cands...)
 	sort.Slice(sorted, func(i, j int) bool { return better(sorted[i], sorted[j]) })
 	var best, bestLagging *Candidate
 	for i := range sorted {
 		c := &sorted[i]
-		if !c.Eligible() {
+		if !c.Electable() {
 			continue
 		}
 		if !c.Health.Lagging && best == nil {

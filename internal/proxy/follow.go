@@ -141,8 +141,12 @@ func (p *Proxy) candidates(servers []topology.Server) ([]galera.Candidate, follo
 		} else if s.Draining {
 			st = galera.Draining
 		}
+		// Missed: the monitor's latest check of the node failed, so it
+		// is not known in a Primary component now (Candidate.Electable).
+		nh := gs.health[s.Name]
 		c := galera.Candidate{Name: s.Name, WriterWeight: s.WriterWeight,
-			Health:       galera.Health{State: st, Reason: s.Reason, Lagging: s.Lagging, ReadOnly: s.ReadOnly},
+			Health: galera.Health{State: st, Reason: s.Reason, Lagging: s.Lagging, ReadOnly: s.ReadOnly,
+				Primary: s.Primary, Missed: nh.Missed},
 			HealthySince: gs.since[s.Name], Site: s.Site, DownSince: gs.down[s.Name]}
 		if gs.unreached(s.Name) {
 			c.HeldBy = galera.HeldBy(gs.health, s.Name, s.Addr)

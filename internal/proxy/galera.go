@@ -3,7 +3,7 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +31,8 @@ type galeraState struct {
 	// the view's lock (nodeState), so that a drain and a verdict that
 	// cross never undo each other.
 	health map[string]galera.Health
+	// lastState is the gist of each node's last node_state event.
+	lastState map[string]string
 }
 
 // nodeState sets s from the monitor's last verdict on it and the
@@ -58,7 +60,7 @@ func (gs *galeraState) unreached(name string) bool {
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
 	fb := failbackOf(g.Failback)
-	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}, health: map[string]galera.Health{},
+	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}, health: map[string]galera.Health{}, lastState: map[string]string{},
 		sites: galera.SitePolicy{Preferred: g.WriterSite, HoldDown: g.SiteHoldDown.D()}}
 	p.galera = gs
 	p.view.SetReaderPolicy(topology.ReaderPolicy(g.WriterIsAlsoReader))
@@ -82,10 +84,11 @@ func (p *Proxy) setupGalera() {
 	gs.monitor.OnUpdate = p.applyHealth
 }
 
-// applyHealth publishes the monitor's verdicts to the routing view.
+// applyHealth publishes the monitor's verdicts to the routing view: every
+// node's state first, then one writer decision on the whole, so that it
+// never rests on some nodes' new checks and others' old ones.
 func (p *Proxy) applyHealth(h map[string]galera.Health) {
 	gs := p.galera
-	membersMoved := false
 	for name, nh := range h {
 		// New sessions start from the node's current globals: pooled
 		// connections opened before a SET GLOBAL are retired.
@@ -99,36 +102,61 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 			gs.down[name] = time.Now()
 		}
 		gs.monOnline[name] = nh.State == galera.Online
-		if prev := gs.health[name]; prev.Primary != nh.Primary || !slices.Equal(prev.Members, nh.Members) {
-			membersMoved = true
-		}
 		gs.health[name] = nh
 		gs.mu.Unlock()
-		changed := p.view.SetState(name, func(s *topology.Server) { gs.nodeState(name, s) })
-		if changed {
-			// Record the state the view now publishes (an operator drain
-			// included), as SELECT * FROM servers shows it.
-			srv, _ := p.view.Load().Server(name)
-			detail := srv.State()
-			if srv.Reason != "" {
-				detail += ": " + srv.Reason
-			}
+		if !p.view.SetState(name, func(s *topology.Server) { gs.nodeState(name, s) }) {
+			continue
+		}
+		// Record the state the view now publishes (an operator drain
+		// included), as SELECT * FROM servers shows it: once per change
+		// (see stateGist), not once per check.
+		srv, _ := p.view.Load().Server(name)
+		detail := srv.State()
+		if srv.Reason != "" {
+			detail += ": " + srv.Reason
+		}
+		gs.mu.Lock()
+		same := gs.lastState[name] == stateGist(detail)
+		gs.lastState[name] = stateGist(detail)
+		gs.mu.Unlock()
+		if !same {
 			p.events.Add(eventlog.NodeState, name, detail)
-			if nh.State == galera.Offline {
-				// Nothing can be finished there: drop idle connections.
-				p.pool(name).CloseIdle(true)
-				// A node kept after its registration lapsed goes now.
-				go p.resyncDiscovered()
-			}
-			p.reconsider()
+		}
+		if nh.State == galera.Offline {
+			// Nothing can be finished there: drop idle connections.
+			p.pool(name).CloseIdle(true)
+			// A node kept after its registration lapsed goes now.
+			go p.resyncDiscovered()
 		}
 	}
-	if membersMoved {
-		// Galera's membership moved (a node left or joined a Primary
-		// component): a writer held because Galera still counted it
-		// may be free to move now.
+	// Always: Missed is not in the view, and a change of it alone
+	// matters to the writer decision (the monitor publishes only changes);
+	// so does a move of Galera's membership (a node left or joined a
+	// Primary component): a writer held because Galera still counted it
+	// may be free to move now.
+	if len(h) > 0 {
 		p.reconsider()
 	}
+}
+
+// stateGist is what a node_state event says, less what changes from check
+// to check without changing the state: numbers (a recv queue, a count of
+// good checks), what follows the first colon or parenthesis of the reason
+// (a failed check's error text varies between a refused connection, a
+// dial timeout and a read timeout for one cut).
+func stateGist(detail string) string {
+	state, reason, _ := strings.Cut(detail, ": ")
+	if strings.HasPrefix(reason, "unreachable") {
+		return state + ": unreachable"
+	}
+	reason, _, _ = strings.Cut(reason, ":")
+	reason, _, _ = strings.Cut(reason, " (")
+	return state + ": " + strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, reason)
 }
 
 // fenceLoop carries out writer switches: it stops writes to the old writer

@@ -11,6 +11,7 @@ import (
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/sqlclass"
+	"github.com/galeon-db/galeon/internal/topology"
 )
 
 // connFor returns the connection a statement must run on: the held one if
@@ -24,9 +25,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		s.discard(c)
 		if stateful {
 			s.p.counts.abortedWriterChanged.Add(1)
-			w, _ := s.p.view.Load().Writer()
-			return nil, "", mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-				"galeon: the writer changed from %s to %s while your transaction was open; it was rolled back: retry the transaction", c.Server(), w.Name)
+			return nil, "", writerChanged(c.Server(), s.p.view.Load())
 		}
 	}
 	if s.hold.conn != nil {
@@ -57,6 +56,28 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		return c, hg, err
 	}
 	return s.asPrevious(c, r, hg, true)
+}
+
+// writerChanged is the 9002 a session gets for a transaction the writer
+// change on old took: it names the new writer only when there is one,
+// and otherwise says why there is none (the writes wait for one).
+func writerChanged(old string, snap *topology.Snapshot) *mysqlproto.SQLError {
+	const retry = "it was rolled back: retry the transaction"
+	w, ok := snap.Writer()
+	switch {
+	case ok && w.Name != old:
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the writer changed from %s to %s while your transaction was open; %s", old, w.Name, retry)
+	case ok:
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the writer role left %s and came back to it (epoch %d) while your transaction was open; %s", old, snap.Epoch, retry)
+	case snap.Switching && snap.Pending != "":
+		return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the writer role is moving from %s to %s while your transaction was open; %s (writes wait for the switch)", old, snap.Pending, retry)
+	}
+	return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+		"galeon: the writer %s was fenced while your transaction was open and no node has the writer role yet (%s); %s (writes wait for a writer up to proxy.no_backend_timeout)",
+		old, snap.Why("writer"), retry)
 }
 
 // clearDiagnostics empties a connection's warnings and errors. MariaDB
@@ -335,8 +356,11 @@ func (s *session) failed(c *backend.Conn, r sqlclass.Result, err error, res rela
 	var nr *nodeRejects
 	if errors.As(err, &nr) {
 		s.after(c, r, relayResult{isErr: true})
+		// The node's own words first (clients match on them), then what
+		// happened: the statement ran nowhere.
 		return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
-			"galeon: %s and no other node took the statement; check the nodes (galeon admin: SELECT * FROM servers)", nr.Error()))
+			"WSREP has not yet prepared node for application use (galeon: %s refused the statement without running it — it is outside the Primary component, or refuses queries — and no other node took it; "+
+				"retry: statements succeed again once a node in a Primary component can take them; check the nodes: galeon admin SELECT * FROM servers)", nr.server))
 	}
 	return s.backendFailed(c, err, res)
 }
@@ -357,12 +381,17 @@ func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*ba
 	for {
 		snap := s.p.view.Load()
 		c, hg, err := s.connFor(q, r)
-		if err != nil || hg == routeHeld || !contains(avoid, c.Server()) {
+		if err != nil || hg == routeHeld || !contains(avoid, c.Server()) || staleRead(s.p.view.Load(), hg, c.Server()) {
+			// A node that refused, and that the monitor has since found
+			// outside the Primary component, is fit again for a read
+			// when stale_reads allows it: it is read with
+			// wsrep_dirty_reads (see dirtyReads).
 			return c, hg, err
 		}
 		s.release(c)
 		if time.Now().After(deadline) {
-			return nil, "", &errNoBackend{hostgroup: hg, why: "every candidate refuses queries (WSREP not ready): " + fmt.Sprint(avoid), wait: s.p.cfg.Proxy.NoBackendWait.D()}
+			return nil, "", &errNoBackend{hostgroup: hg, why: "every candidate refuses queries (WSREP not ready): " + fmt.Sprint(avoid), wait: s.p.cfg.Proxy.NoBackendWait.D(),
+				noPrimary: noPrimary(s.p.view.Load().Servers)}
 		}
 		// The monitor marks such a node soon: look again when the view
 		// changes, or after a moment (a reader is drawn at random).
@@ -371,6 +400,17 @@ func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*ba
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// staleRead says whether a read on node (hostgroup hg) is served stale,
+// with wsrep_dirty_reads (galera.stale_reads and the node outside the
+// Primary component, as the monitor saw it).
+func staleRead(snap *topology.Snapshot, hg route, node string) bool {
+	if hg == routeWriter || !snap.StaleReads {
+		return false
+	}
+	srv, _ := snap.Server(node)
+	return srv.Stale
 }
 
 // useTarget extracts the schema of USE db / USE `db`.

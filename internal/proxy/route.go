@@ -161,7 +161,7 @@ func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 	snap := s.p.view.Load()
 	if srv, ok := pick(snap, hostgroup); ok {
 		if c := s.p.pool(srv.Name).TryIdle(s.prof); c != nil {
-			if c, err := s.ready(c, hostgroup, snap); c != nil || err != nil && !errors.Is(err, errFreshConn) {
+			if c, err := s.ready(c, hostgroup, snap); c != nil || err != nil && !errors.Is(err, errFreshConn) && !refusedByNode(err) {
 				return c, err
 			}
 		}
@@ -213,10 +213,16 @@ func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 				if errors.Is(err, errFreshConn) {
 					continue // closed; the next Get takes another or dials
 				}
-				if c != nil || err != nil {
+				if c != nil || err != nil && !refusedByNode(err) {
 					return c, err
 				}
-				err = errSyncBroke
+				// The node refused the session's state (1047: it has just
+				// left the Primary component) or the connection broke:
+				// the statement was not sent; another node takes it, or
+				// the client gets no_backend_timeout's explained error.
+				if err == nil {
+					err = errSyncBroke
+				}
 			}
 			lastErr = err
 			if !slices.Contains(failed, srv.Name) {
@@ -273,6 +279,13 @@ func (p *pauses) begin(limit int) bool {
 func (p *pauses) end(since time.Time) {
 	p.now.Add(-1)
 	p.nanos.Add(int64(time.Since(since)))
+}
+
+// refusedByNode says err is a node's 1047 (WSREP has not yet prepared
+// node for application use): it refused the command without running it.
+func refusedByNode(err error) bool {
+	var se *mysqlproto.SQLError
+	return errors.As(err, &se) && se.Code == errWsrepNotReady
 }
 
 // errSyncBroke: the connection broke while the session state was applied.

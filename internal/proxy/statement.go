@@ -99,11 +99,28 @@ func (s *session) runStatement(st *statement) error {
 			causal, prefixed = true, prefixable(st.class)
 			if !prefixed {
 				if err := causalWait(c); err != nil {
+					if refusedByNode(err) && !c.Broken() && s.hold.conn != c {
+						// Nothing of the statement ran: as a refusal of it.
+						if avoid, again := s.retryElsewhere(c, st.class, rt, attempt, relayResult{}, &nodeRejects{c.Server()}); again {
+							rejected = append(rejected, avoid)
+							continue
+						}
+						return s.failed(c, st.class, &nodeRejects{c.Server()}, relayResult{})
+					}
 					return s.causalFailed(c, st.class, err)
 				}
 			}
 		}
 		out, err := s.build(st, c, prefixed)
+		if err != nil && refusedByNode(err) && !c.Broken() && rt != routeHeld {
+			// A prepared statement the node refused to prepare: it did
+			// not run either.
+			if avoid, again := s.retryElsewhere(c, st.class, rt, attempt, relayResult{}, &nodeRejects{c.Server()}); again {
+				rejected = append(rejected, avoid)
+				continue
+			}
+			return s.failed(c, st.class, &nodeRejects{c.Server()}, relayResult{})
+		}
 		if err != nil {
 			if c.Broken() {
 				return s.backendFailed(c, err, relayResult{})

@@ -108,9 +108,27 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 			rename = columnRename{from: strconv.FormatUint(uint64(s.id), 10), to: spelling}
 		}
 	}
-	c, _, err := s.connFor(sql, r)
+	var rejected []string
+	for attempt := 0; ; attempt++ {
+		again, err := s.prepareOn(pkt, sql, r, rename, hash, text, attempt, &rejected)
+		if !again {
+			return err
+		}
+	}
+}
+
+// prepareOn prepares the client's statement on the node the router picks
+// and relays the answer; again asks for another attempt elsewhere, when
+// the node refused the PREPARE with 1047 (it ran nothing: the node has
+// just left the Primary component, or refuses queries).
+func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename columnRename, hash uint64, text []byte, attempt int, rejected *[]string) (again bool, _ error) {
+	c, rt, err := s.connFor(sql, r)
+	if err == nil && len(*rejected) > 0 && contains(*rejected, c.Server()) && rt != routeHeld {
+		s.release(c)
+		c, rt, err = s.connAvoiding(sql, r, *rejected)
+	}
 	if err != nil {
-		return s.sendErr(asSQLError(err))
+		return false, s.sendErr(asSQLError(err))
 	}
 	cs := &clientStmt{sql: sql, class: r, rename: rename}
 	cs.digest, cs.digestText = hash, text
@@ -127,11 +145,11 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 	c.ResetSeq()
 	if err := c.WritePacket(pkt); err != nil {
 		c.MarkBroken()
-		return s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
+		return false, s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
 	}
 	if err := c.Flush(); err != nil {
 		c.MarkBroken()
-		return s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
+		return false, s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
 	}
 	f := &s.framer
 	f.Reset(mysqlproto.ResponsePrepare, c.Caps)
@@ -141,13 +159,24 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 		raw, err := c.ReadRawPacket()
 		if err != nil {
 			c.MarkBroken()
-			return s.backendFailed(c, &backendErr{c.Server(), err}, res)
+			return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
 		}
 		colDef := rename.from != "" && f.InColumnDefs()
 		st, err := f.Next(mysqlproto.RawPayload(raw))
 		if err != nil {
 			c.MarkBroken()
-			return s.backendFailed(c, &backendErr{c.Server(), err}, res)
+			return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
+		}
+		if first && st == mysqlproto.FrameDone && rt != routeHeld {
+			if code, isErr := f.ErrorCode(); isErr && code == errWsrepNotReady {
+				// Refused, nothing prepared: as a refused statement.
+				show := sqlclass.Result{Kind: sqlclass.Show}
+				if avoid, again := s.retryElsewhere(c, show, rt, attempt, res, &nodeRejects{c.Server()}); again {
+					*rejected = append(*rejected, avoid)
+					return true, nil
+				}
+				return false, s.failed(c, show, &nodeRejects{c.Server()}, res)
+			}
 		}
 		if renamed := rename.apply(raw); colDef && renamed != nil {
 			raw = renamed
@@ -163,7 +192,7 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 		res.recv += len(raw)
 		if err := s.pc.WriteRaw(raw); err != nil {
 			c.MarkBroken()
-			return err
+			return false, err
 		}
 		res.written = true
 		if st == mysqlproto.FrameDone {
@@ -176,7 +205,7 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 	}
 	_, res.isErr = f.ErrorCode()
 	s.after(c, sqlclass.Result{Kind: sqlclass.Show}, res)
-	return s.pc.Flush()
+	return false, s.pc.Flush()
 }
 
 // lastPreparedID is the statement id MariaDB clients use in a pipelined

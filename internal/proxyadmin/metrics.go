@@ -99,6 +99,8 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 		ms = append(ms,
 			gauge("galeon_monitor_check_seconds", "Round trip of the latest Galera check.", ch.Node, ch.Latency.Seconds()),
 			gauge("galeon_monitor_missed_checks", "Consecutive failed Galera checks.", ch.Node, float64(ch.Health.Missed)),
+			metrics.Sample{Name: "galeon_monitor_missed_checks_total", Help: "Failed Galera checks (a count, not events: a node's state change is one event).",
+				Type: metrics.Counter, Labels: map[string]string{"server": ch.Node}, Value: float64(ch.Missed)},
 			gauge("galeon_monitor_last_check_timestamp_seconds", "When the latest Galera check ran (Unix time).", ch.Node, float64(ch.At.UnixNano())/1e9),
 		)
 		if ch.Err != "" {
