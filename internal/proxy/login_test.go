@@ -45,6 +45,17 @@ func TestLoginAndStatementsWithoutPrimary(t *testing.T) {
 		!strings.HasPrefix(e.Message, "WSREP has not yet prepared node for application use") || !strings.Contains(e.Message, "no node is in a Primary component") {
 		t.Errorf("without quorum: %d (%s) %q, want the node's own 1047 (08S01) explaining it", e.Code, e.State, e.Message)
 	}
+	if strings.Contains(e.Message, "out of this proxy's reach") {
+		t.Errorf("every node answers, yet the message suspects a cut: %q", e.Message)
+	}
+	// Some nodes do not answer: this proxy cannot tell a lost quorum from
+	// its own site's cut, and must not advise forcing a recovery.
+	e = asSQLError(&errNoBackend{hostgroup: routeWriter, why: "dc2-1 offline (non-Primary (wsrep_cluster_status=non-Primary))", wait: 2 * time.Second,
+		noPrimary: true, unreached: []string{"dc1-1", "dc1-2"}})
+	if e.Code != mysqlproto.ErUnknownComError || !strings.Contains(e.Message, "no node is in a Primary component") ||
+		!strings.Contains(e.Message, "dc1-1, dc1-2 do not answer here") || !strings.Contains(e.Message, "do not force a recovery") {
+		t.Errorf("a cut-off proxy: %d %q, want 1047 saying a Primary component may run out of reach, and not to force a recovery", e.Code, e.Message)
+	}
 	e = asSQLError(&errNoBackend{hostgroup: routeWriter, why: "node2 offline (unreachable)", wait: 2 * time.Second})
 	if e.Code != mysqlproto.ErGaleonNoBackend {
 		t.Errorf("every node unreachable: %d, want 9001", e.Code)

@@ -391,7 +391,7 @@ func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*ba
 		s.release(c)
 		if time.Now().After(deadline) {
 			return nil, "", &errNoBackend{hostgroup: hg, why: "every candidate refuses queries (WSREP not ready): " + fmt.Sprint(avoid), wait: s.p.cfg.Proxy.NoBackendWait.D(),
-				noPrimary: noPrimary(s.p.view.Load().Servers)}
+				noPrimary: noPrimary(s.p.view.Load().Servers), unreached: unreached(s.p.view.Load().Servers)}
 		}
 		// The monitor marks such a node soon: look again when the view
 		// changes, or after a moment (a reader is drawn at random).

@@ -111,6 +111,10 @@ type errNoBackend struct {
 	// from outside one (the cluster lost quorum): the client gets the
 	// nodes' own answer, 1047.
 	noPrimary bool
+	// unreached names nodes that do not answer this proxy: a Primary
+	// component may run out of its reach (its site cut off), so it cannot
+	// say the cluster lost quorum.
+	unreached []string
 }
 
 func (e *errNoBackend) Error() string {
@@ -135,6 +139,13 @@ func asSQLError(err error) *mysqlproto.SQLError {
 		return se
 	}
 	var nb *errNoBackend
+	if errors.As(err, &nb) && nb.noPrimary && len(nb.unreached) > 0 {
+		return mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
+			"WSREP has not yet prepared node for application use (galeon: no node is in a Primary component after %s, of those this proxy reaches: %s; "+
+				"%s do not answer here, so a Primary component may be running out of this proxy's reach (its site cut off from the others), or the cluster lost quorum: "+
+				"statements succeed again as soon as this proxy reaches a node of a Primary component; do not force a recovery (galeon cluster recover --force) "+
+				"unless no node anywhere is Primary: forcing one side of a cut makes a second Primary component; retry)", nb.wait, nb.why, strings.Join(nb.unreached, ", "))
+	}
 	if errors.As(err, &nb) && nb.noPrimary {
 		return mysqlproto.NewSQLError(mysqlproto.ErUnknownComError,
 			"WSREP has not yet prepared node for application use (galeon: no node is in a Primary component after %s: %s; "+
@@ -251,7 +262,7 @@ func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 				// writer, the controller's word, no fit node).
 				why = s.p.writerWhy() + "; nodes: " + why
 			}
-			return nil, &errNoBackend{hostgroup: hostgroup, why: why, wait: wait, noPrimary: noPrimary(snap.Servers)}
+			return nil, &errNoBackend{hostgroup: hostgroup, why: why, wait: wait, noPrimary: noPrimary(snap.Servers), unreached: unreached(snap.Servers)}
 		case <-snap.Changed():
 		case <-retry:
 		}
@@ -361,6 +372,18 @@ func (s *session) release(c *backend.Conn) uint64 {
 // discard closes a connection taken from the pool.
 func (s *session) discard(c *backend.Conn) {
 	c.Pool().Discard(c)
+}
+
+// unreached names the servers whose last check found them unreachable
+// (the Galera monitor's reason, galera.Policy.Evaluate).
+func unreached(servers []topology.Server) []string {
+	var out []string
+	for _, s := range servers {
+		if !s.Online && strings.HasPrefix(s.Reason, "unreachable") {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // noPrimary says whether no node is in a Primary component while some
