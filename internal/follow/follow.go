@@ -4,10 +4,11 @@
 // A proxy under a controller takes the controller's published decision
 // and never its own policy, unless the control plane is unreachable
 // (degraded): then it keeps the last published writer while that node is
-// healthy here and otherwise applies the same deterministic policy alone
-// — except that it never moves writes off a writer it cannot reach while
-// a node of the Primary component still counts that writer as a member
-// (another proxy may be writing there): writes wait instead.
+// healthy here and otherwise applies the same deterministic policy alone.
+// Whoever decides alone (a proxy without a controller too) never moves
+// writes off a writer it cannot reach while a node of the Primary
+// component still counts that writer as a member (another proxy may be
+// writing there): writes wait instead (holdAlone).
 // When etcd answers again it keeps what it chose alone (stale) until the
 // controller publishes a newer decision, so that writes do not stop for
 // an old one. A proxy without a controller applies the policy itself:
@@ -69,7 +70,7 @@ type State struct {
 	Preferred string
 	// Held is the writer this proxy, deciding alone, keeps writes
 	// waiting for: out of its reach, but still counted in the Primary
-	// component by a node it reaches (see choose).
+	// component by a node it reaches (see holdAlone).
 	Held string
 }
 
@@ -200,6 +201,10 @@ func Step(s State, in Input) (State, Output) {
 // choose is the writer for the state and input.
 func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 	if !s.Following {
+		if s, why, held := holdAlone(s, in, "deciding alone"); held {
+			return s, "", 0, 0, why
+		}
+		in = resume(&s, in)
 		w, recheck, why := policy(s, in)
 		return s, w, 0, recheck, why
 	}
@@ -216,21 +221,10 @@ func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 			s.Held = ""
 			return s, in.Current, 0, 0, fmt.Sprintf("%s: keeping %s, healthy here", why, in.Current)
 		}
-		// The rule of deciding alone: never move writes off a writer
-		// that a node of the Primary component still counts as a
-		// member while this proxy cannot reach it. It runs, and a proxy
-		// that reaches it (one in another site, or one that reaches
-		// etcd) may be writing there: a second writer inside one
-		// Primary component is what must never happen. Writes wait
-		// until Galera drops it (then it failed: choose) or it is back.
-		if held := heldWriter(s, in); held != "" {
-			if by := heldBy(in.Nodes, held); by != "" {
-				s.Held = held
-				return s, "", 0, 0, fmt.Sprintf("%s: the writer %s is out of reach here, but %s still counts it in the Primary component: "+
-					"writes wait rather than go to a second node (a proxy that reaches %s may be writing there)", why, held, by, held)
-			}
+		if s, hwhy, held := holdAlone(s, in, why); held {
+			return s, "", 0, 0, hwhy
 		}
-		s.Held = ""
+		in = resume(&s, in)
 		w, recheck, pwhy := policy(s, in)
 		return s, w, 0, recheck, why + ": deciding alone, " + pwhy
 	}
@@ -274,6 +268,41 @@ func Policy(nodes []galera.Candidate, current, preferred string, p Settings, now
 		return preferred, 0
 	}
 	return galera.ChooseWriterInSites(nodes, current, p.Failback, p.Sites, now)
+}
+
+// holdAlone is the rule of deciding alone (no controller, or none
+// reachable): never move writes off a writer that a node of the Primary
+// component still counts as a member while this proxy cannot reach it
+// over the network. It runs, and a proxy that reaches it (in another
+// site, on another application host, or one that reaches etcd) may be
+// writing there: a second writer inside one Primary component is what
+// must never happen. Writes wait until Galera drops it (it failed: then
+// the policy chooses) or it is reachable again. An operator's switchover
+// to a fit node is not held. why says who decides.
+func holdAlone(s State, in Input, why string) (State, string, bool) {
+	if in.Current != "" && fit(in.Nodes, in.Current) || s.Preferred != "" && fit(in.Nodes, s.Preferred) {
+		return s, "", false
+	}
+	held := heldWriter(s, in)
+	by := heldBy(in.Nodes, held)
+	if held == "" || by == "" {
+		return s, "", false
+	}
+	s.Held = held
+	return s, fmt.Sprintf("%s: the writer %s is out of reach here, but %s still counts it in the Primary component: "+
+		"writes wait rather than go to a second node (a proxy that reaches %s may be writing there)", why, held, by, held), true
+}
+
+// resume ends a hold: the writer held stays the current one for the
+// policy (sticky, as if writes had never stopped), so that a proxy whose
+// writer is reachable again takes it back rather than a better node the
+// others do not use.
+func resume(s *State, in Input) Input {
+	if in.Current == "" && s.Held != "" {
+		in.Current = s.Held
+	}
+	s.Held = ""
+	return in
 }
 
 // heldWriter is the writer a proxy deciding alone answers for: the one

@@ -2,6 +2,7 @@ package galera
 
 import (
 	"errors"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -500,5 +501,24 @@ func TestUnreachableReasonHoldsStill(t *testing.T) {
 		if r != want {
 			t.Errorf("miss %d: reason %q, want %q", i+2, r, want)
 		}
+	}
+}
+
+// TestDialFailed: a check that cannot open the connection marks the node
+// out of network reach; one that connects and gets no answer (a hung or
+// stopped process) does not.
+func TestDialFailed(t *testing.T) {
+	p := Policy{MaxMissedChecks: 1}
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("i/o timeout")}
+	read := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("i/o timeout")}
+	if h := p.Evaluate(Health{}, Sample{Err: dial}); !h.DialFailed || h.State != Offline {
+		t.Errorf("dial timeout: %+v, want DialFailed and OFFLINE", h)
+	}
+	if h := p.Evaluate(Health{}, Sample{Err: read}); h.DialFailed {
+		t.Errorf("read timeout on an open connection counted as out of reach: %+v", h)
+	}
+	h := p.Evaluate(Health{}, Sample{Err: dial})
+	if h = p.Evaluate(h, Sample{Vars: synced()}); h.DialFailed {
+		t.Error("DialFailed kept after a good check")
 	}
 }

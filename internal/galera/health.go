@@ -1,7 +1,9 @@
 package galera
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,6 +84,11 @@ type Health struct {
 	// Segment is gmcast.segment, for data-centre aware routing later.
 	Segment   int
 	ClusterID string // wsrep_cluster_state_uuid
+	// DialFailed: the last check could not open a TCP connection at all
+	// (dial timeout, refused, no route): the node is out of this proxy's
+	// network reach — unlike a process that accepts connections and does
+	// not answer (hung, SIGSTOPped), whose failure is its own.
+	DialFailed bool
 	// Members are the client addresses of the data nodes in the node's
 	// component (wsrep_incoming_addresses), kept only while it is
 	// Primary: who Galera counts in the cluster now, reachable from this
@@ -109,6 +116,7 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 		h.Stale, h.Primary = false, false
 		h.Missed++
 		h.good = 0
+		h.DialFailed = dialFailed(s.Err)
 		refused := strings.Contains(s.Err.Error(), "connection refused")
 		if refused || h.Missed >= max(1, p.MaxMissedChecks) {
 			h.State = Offline
@@ -123,7 +131,7 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 		}
 		return h
 	}
-	h.Missed = 0
+	h.Missed, h.DialFailed = 0, false
 	v := s.Vars
 	num := func(k string) int64 { n, _ := strconv.ParseInt(v[k], 10, 64); return n }
 	on := func(k string) bool { x := strings.ToUpper(v[k]); return x == "ON" || x == "1" || x == "TRUE" }
@@ -203,6 +211,15 @@ func (p Policy) judge(v map[string]string, on func(string) bool, num func(string
 		return Draining, donorReason(v)
 	}
 	return Offline, "not Synced: " + v["wsrep_local_state_comment"]
+}
+
+// dialFailed says whether err is a failure to open the TCP connection.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Op == "dial"
+	}
+	return strings.HasPrefix(err.Error(), "dial ")
 }
 
 // members parses wsrep_incoming_addresses: a comma-separated list of

@@ -50,11 +50,12 @@ func (gs *galeraState) nodeState(name string, s *topology.Server) {
 	}
 }
 
-// unreached says whether the monitor's last check of name failed to
-// reach it (gs.mu held).
+// unreached says whether the monitor's last check of name could not
+// reach it over the network (gs.mu held): a cut, or a host gone — not a
+// process that accepts connections and hangs.
 func (gs *galeraState) unreached(name string) bool {
 	h, ok := gs.health[name]
-	return ok && h.State == galera.Offline && h.Missed > 0
+	return ok && h.State == galera.Offline && h.Missed > 0 && h.DialFailed
 }
 
 func (p *Proxy) setupGalera() {
