@@ -204,8 +204,7 @@ func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 		if s, why, held := holdAlone(s, in, "deciding alone"); held {
 			return s, "", 0, 0, why
 		}
-		in = resume(&s, in)
-		w, recheck, why := policy(s, in)
+		w, recheck, why := policy(s, resume(&s, in))
 		return s, w, 0, recheck, why
 	}
 	d := s.Decision
@@ -224,8 +223,7 @@ func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 		if s, hwhy, held := holdAlone(s, in, why); held {
 			return s, "", 0, 0, hwhy
 		}
-		in = resume(&s, in)
-		w, recheck, pwhy := policy(s, in)
+		w, recheck, pwhy := policy(s, resume(&s, in))
 		return s, w, 0, recheck, why + ": deciding alone, " + pwhy
 	}
 	if !s.Have {
@@ -293,13 +291,21 @@ func holdAlone(s State, in Input, why string) (State, string, bool) {
 		"writes wait rather than go to a second node (a proxy that reaches %s may be writing there)", why, held, by, held), true
 }
 
-// resume ends a hold: the writer held stays the current one for the
-// policy (sticky, as if writes had never stopped), so that a proxy whose
-// writer is reachable again takes it back rather than a better node the
-// others do not use.
+// resume is the input of the policy once nothing holds writes: the
+// writer held stays the current one (sticky, as if writes had never
+// stopped), so that a proxy whose writer is reachable again takes it
+// back rather than a better node the others do not use. The hold is
+// remembered until the policy names a writer: a moment when no node
+// vouches for the held writer (a blip of the Primary component during a
+// cut) must not make the proxy forget it and choose another later (a
+// site hold-down ending).
 func resume(s *State, in Input) Input {
 	if in.Current == "" && s.Held != "" {
 		in.Current = s.Held
+		if w, _ := Policy(in.Nodes, in.Current, s.Preferred, in.Settings, in.Now); w != "" {
+			s.Held = ""
+		}
+		return in
 	}
 	s.Held = ""
 	return in
