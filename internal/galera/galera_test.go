@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -513,6 +514,10 @@ func TestDialFailed(t *testing.T) {
 	read := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("i/o timeout")}
 	if h := p.Evaluate(Health{}, Sample{Err: dial}); !h.DialFailed || h.State != Offline {
 		t.Errorf("dial timeout: %+v, want DialFailed and OFFLINE", h)
+	}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	if h := p.Evaluate(Health{}, Sample{Err: refused}); h.DialFailed {
+		t.Errorf("a refused connection (the process died) counted as out of reach: %+v", h)
 	}
 	if h := p.Evaluate(Health{}, Sample{Err: read}); h.DialFailed {
 		t.Errorf("read timeout on an open connection counted as out of reach: %+v", h)

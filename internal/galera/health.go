@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // State is a node's fitness for traffic.
@@ -84,10 +85,11 @@ type Health struct {
 	// Segment is gmcast.segment, for data-centre aware routing later.
 	Segment   int
 	ClusterID string // wsrep_cluster_state_uuid
-	// DialFailed: the last check could not open a TCP connection at all
-	// (dial timeout, refused, no route): the node is out of this proxy's
-	// network reach — unlike a process that accepts connections and does
-	// not answer (hung, SIGSTOPped), whose failure is its own.
+	// DialFailed: the last check could not reach the node's host at all
+	// (a connection attempt timed out, or found no route): the node is
+	// out of this proxy's network reach — unlike a refused connection
+	// (the process died) or a process that accepts connections and does
+	// not answer (hung, SIGSTOPped), whose failures are its own.
 	DialFailed bool
 	// Members are the client addresses of the data nodes in the node's
 	// component (wsrep_incoming_addresses), kept only while it is
@@ -213,8 +215,14 @@ func (p Policy) judge(v map[string]string, on func(string) bool, num func(string
 	return Offline, "not Synced: " + v["wsrep_local_state_comment"]
 }
 
-// dialFailed says whether err is a failure to open the TCP connection.
+// dialFailed says whether err is a failure to reach the node's host at
+// all: a connection attempt that timed out or found no route. A refused
+// connection is not one: the host answered, and nothing listens (the
+// process died), which is the node's own failure.
 func dialFailed(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused") {
+		return false
+	}
 	var op *net.OpError
 	if errors.As(err, &op) {
 		return op.Op == "dial"
