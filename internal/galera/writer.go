@@ -39,7 +39,8 @@ type Candidate struct {
 	DownSince time.Time
 	// HeldBy names a node that answered from a Primary component listing
 	// this node among its members while the proxy cannot reach this node
-	// (see HeldBy): it runs on, out of this proxy's reach.
+	// over the network, or while it proves itself back from such a cut
+	// (see HeldBy): it runs on in the cluster.
 	HeldBy string
 }
 

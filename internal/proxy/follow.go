@@ -148,7 +148,7 @@ func (p *Proxy) candidates(servers []topology.Server) ([]galera.Candidate, follo
 			Health: galera.Health{State: st, Reason: s.Reason, Lagging: s.Lagging, ReadOnly: s.ReadOnly,
 				Primary: s.Primary, Missed: nh.Missed},
 			HealthySince: gs.since[s.Name], Site: s.Site, DownSince: gs.down[s.Name]}
-		if gs.unreached(s.Name) {
+		if gs.vouchable(s.Name) {
 			c.HeldBy = galera.HeldBy(gs.health, s.Name, s.Addr)
 		}
 		cands = append(cands, c)
@@ -245,9 +245,10 @@ func (p *Proxy) Failed(node string) bool {
 }
 
 // HeldBy names a node that answered from a Primary component listing
-// node among its members while this proxy cannot reach node ("" when
-// node is reachable, or no reachable Primary node counts it): node runs
-// in the cluster, out of this proxy's reach — a cut, not a failure.
+// node among its members while this proxy cannot reach node over the
+// network, or while node, back from such a cut, proves itself ("" when
+// neither, or no reachable Primary node counts it): node runs in the
+// cluster — a cut, not a failure.
 func (p *Proxy) HeldBy(node string) string {
 	srv, ok := p.view.Load().Server(node)
 	if !ok || p.galera == nil {
@@ -256,7 +257,7 @@ func (p *Proxy) HeldBy(node string) string {
 	gs := p.galera
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	if !gs.unreached(node) {
+	if !gs.vouchable(node) {
 		return ""
 	}
 	return galera.HeldBy(gs.health, node, srv.Addr)

@@ -50,12 +50,15 @@ func (gs *galeraState) nodeState(name string, s *topology.Server) {
 	}
 }
 
-// unreached says whether the monitor's last check of name could not
-// reach it over the network (gs.mu held): a cut, or a host gone — not a
-// process that accepts connections and hangs.
-func (gs *galeraState) unreached(name string) bool {
+// vouchable says whether other nodes' word on name counts (gs.mu held):
+// the monitor's last check could not reach it over the network (a cut,
+// or a host gone — not a refused connection or a process that hangs), or
+// it answers again from a Primary component and is only proving itself
+// (ok_checks) after such a cut. Either way Galera, not this proxy's
+// checks, says whether it runs in the cluster.
+func (gs *galeraState) vouchable(name string) bool {
 	h, ok := gs.health[name]
-	return ok && h.State == galera.Offline && h.Missed > 0 && h.DialFailed
+	return ok && h.State == galera.Offline && (h.Missed > 0 && h.DialFailed || h.Primary && galera.ComingUp(h.Reason))
 }
 
 func (p *Proxy) setupGalera() {

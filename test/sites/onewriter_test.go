@@ -24,7 +24,7 @@ import (
 // two sites on one control plane (Debian's etcd on the sites' bridge, as
 // `galeon sandbox up --dc` and `proxy-config --site` set up): with load
 // through both, cut only the dc1↔dc2 link (Galera stays whole, relayed
-// through the arbitrator's site), then heal; then cut dc2 from dc1 and
+// through the arbitrator's site) for 35 s, past the site hold-down, then heal; then cut dc2 from dc1 and
 // from etcd too, so that dc2's proxy decides alone. Throughout, both
 // proxies' writer is sampled every 100 ms and every committed row says
 // which node ran it: writes never run on two nodes, no deadlock comes
@@ -66,8 +66,9 @@ func TestOneWriterAcrossSites(t *testing.T) {
 	t.Logf("FIGURE dc1<->dc2 cut: the dc2 proxy's writes fail with: %v", cutErr)
 	a := okOf("dc1")
 	testkit.WaitFor(t, 30*time.Second, "writes through the dc1 proxy during the cut", func() bool { return okOf("dc1") > a+50 })
-	// Past the site hold-down would be 30 s: 20 s show nothing moves.
-	time.Sleep(time.Until(cutAt.Add(20 * time.Second))) // a duration of the scenario, not a readiness wait
+	// Past the 30 s site hold-down: nothing moves, during the cut or as
+	// dc1-1 proves itself to dc2's proxy after heal.
+	time.Sleep(time.Until(cutAt.Add(35 * time.Second))) // a duration of the scenario, not a readiness wait
 	setPhase("after the link heals")
 	if err := sb.Heal(context.Background()); err != nil {
 		t.Fatal(err)
