@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
@@ -64,6 +65,13 @@ func TestOneWriterAcrossSites(t *testing.T) {
 		return cutErr != nil && strings.Contains(cutErr.Error(), "out of reach from this proxy")
 	})
 	t.Logf("FIGURE dc1<->dc2 cut: the dc2 proxy's writes fail with: %v", cutErr)
+	store, err := discovery.Open(context.Background(), discovery.Config{Endpoints: endpoint, Cluster: sb.Name, DialTimeout: 2 * time.Second}, discoverytest.Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctl, _ := store.Controller(context.Background())
+	t.Logf("FIGURE the controller during the cut: %s (dc2's proxy listens on port %d: it is cut off from the writer)", ctl, pb+10)
 	a := okOf("dc1")
 	testkit.WaitFor(t, 30*time.Second, "writes through the dc1 proxy during the cut", func() bool { return okOf("dc1") > a+50 })
 	// Past the 30 s site hold-down: nothing moves, during the cut or as
