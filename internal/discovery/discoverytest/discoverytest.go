@@ -4,8 +4,10 @@ package discoverytest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -18,16 +20,38 @@ import (
 // Cluster is the cluster name the stores of this package use.
 const Cluster = "test"
 
-// FreeAddr returns a loopback address with a port free right now.
+// FreeAddr returns a loopback address with a port free right now, never
+// the same twice in a process. The port is below the kernel's ephemeral
+// range (32768 and up on Linux), where the port an OS hands out for ":0"
+// lies: between this check and the test's own listen, any process's
+// outgoing connection could take such a port (it happened once, with a
+// CI run beside the unit tests); one below is taken only by an explicit
+// bind. Sandboxes' slots start at 20000 (sandboxtest), so 12000-19999.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	freeMu.Lock()
+	defer freeMu.Unlock()
+	for range 1000 {
+		port := 12000 + rand.IntN(8000)
+		if freeGiven[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		freeGiven[port] = true
+		return ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port between 12000 and 19999")
+	return ""
 }
+
+var (
+	freeMu    sync.Mutex
+	freeGiven = map[int]bool{}
+)
 
 // Quiet is a logger that drops everything.
 func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
