@@ -152,7 +152,7 @@ func (p Policy) Evaluate(prev Health, s Sample) Health {
 	h.Primary = st == "Primary"
 	h.Members = nil
 	if h.Primary {
-		h.Members = members(v["wsrep_incoming_addresses"])
+		h.Members, _ = IncomingAddresses(v["wsrep_incoming_addresses"])
 	}
 	h.Stale = st == "non-Primary" && (prev.State == Online || prev.Stale)
 
@@ -230,17 +230,23 @@ func dialFailed(err error) bool {
 	return strings.HasPrefix(err.Error(), "dial ")
 }
 
-// members parses wsrep_incoming_addresses: a comma-separated list of
-// the members' client addresses, where an arbitrator (garbd) or a node
-// without one shows as an empty entry or AUTO.
-func members(list string) []string {
-	var out []string
+// IncomingAddresses parses wsrep_incoming_addresses: the client
+// addresses of the component's data nodes, and how many members have
+// none (an empty entry: an arbitrator, garbd, which serves no clients).
+// AUTO (a node that did not resolve its own) is neither.
+func IncomingAddresses(list string) (addrs []string, unaddressed int) {
+	if list == "" {
+		return nil, 0
+	}
 	for _, a := range strings.Split(list, ",") {
-		if a = strings.TrimSpace(a); a != "" && !strings.EqualFold(a, "AUTO") {
-			out = append(out, a)
+		switch a = strings.TrimSpace(a); {
+		case a == "":
+			unaddressed++
+		case !strings.EqualFold(a, "AUTO"):
+			addrs = append(addrs, a)
 		}
 	}
-	return out
+	return addrs, unaddressed
 }
 
 // HeldBy names a node whose last check answered from inside a Primary

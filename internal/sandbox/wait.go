@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/wsrepview"
 )
 
@@ -231,20 +233,11 @@ func (sb *Sandbox) waitEvicted(ctx context.Context, name, addr string) error {
 // arbitrator (addr ""), more address-less entries than the arbitrators
 // that run besides it.
 func lingering(incoming, addr string, otherArbitrators int) bool {
-	if incoming == "" {
-		return false
+	addrs, unaddressed := galera.IncomingAddresses(incoming)
+	if addr != "" {
+		return slices.Contains(addrs, addr)
 	}
-	empty := 0
-	for _, a := range strings.Split(incoming, ",") {
-		a = strings.TrimSpace(a)
-		switch {
-		case a == "":
-			empty++
-		case addr != "" && a == addr:
-			return true
-		}
-	}
-	return addr == "" && empty > otherArbitrators
+	return unaddressed > otherArbitrators
 }
 
 // componentSeen is what one data node reports of its component.
