@@ -442,7 +442,7 @@ func changed(a, b map[string]Health) bool {
 	for k, v := range b {
 		o := a[k]
 		if o.State != v.State || o.Reason != v.Reason || o.Lagging != v.Lagging || o.ReadOnly != v.ReadOnly || o.Globals != v.Globals ||
-			o.Primary != v.Primary || (o.Missed > 0) != (v.Missed > 0) || !slices.Equal(o.Members, v.Members) {
+			o.Primary != v.Primary || (o.Missed > 0) != (v.Missed > 0) || o.DialFailed != v.DialFailed || !slices.Equal(o.Members, v.Members) {
 			return true
 		}
 	}

@@ -25,7 +25,6 @@ type galeraState struct {
 	sites    galera.SitePolicy
 	// adminDrain: nodes an operator drains.
 	adminDrain map[string]bool
-	monOnline  map[string]bool
 	// health is the monitor's last verdict on each node: the view's
 	// state of a node is derived from it and adminDrain together, under
 	// the view's lock (nodeState), so that a drain and a verdict that
@@ -64,7 +63,7 @@ func (gs *galeraState) vouchable(name string) bool {
 func (p *Proxy) setupGalera() {
 	g := p.cfg.Galera
 	fb := failbackOf(g.Failback)
-	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, monOnline: map[string]bool{}, health: map[string]galera.Health{}, lastState: map[string]string{},
+	gs := &galeraState{failback: fb, since: map[string]time.Time{}, down: map[string]time.Time{}, adminDrain: map[string]bool{}, health: map[string]galera.Health{}, lastState: map[string]string{},
 		sites: galera.SitePolicy{Preferred: g.WriterSite, HoldDown: g.SiteHoldDown.D()}}
 	p.galera = gs
 	p.view.SetReaderPolicy(topology.ReaderPolicy(g.WriterIsAlsoReader))
@@ -98,14 +97,14 @@ func (p *Proxy) applyHealth(h map[string]galera.Health) {
 		// connections opened before a SET GLOBAL are retired.
 		p.pool(name).SetGlobals(nh.Globals)
 		gs.mu.Lock()
-		if nh.State == galera.Online && !gs.monOnline[name] {
+		wasOnline := gs.health[name].State == galera.Online
+		if nh.State == galera.Online && !wasOnline {
 			gs.since[name] = time.Now()
 			delete(gs.down, name)
 		}
-		if nh.State != galera.Online && gs.monOnline[name] {
+		if nh.State != galera.Online && wasOnline {
 			gs.down[name] = time.Now()
 		}
-		gs.monOnline[name] = nh.State == galera.Online
 		gs.health[name] = nh
 		gs.mu.Unlock()
 		if !p.view.SetState(name, func(s *topology.Server) { gs.nodeState(name, s) }) {
