@@ -311,6 +311,17 @@ func (s *session) afterText(st *statement, c *backend.Conn) {
 	}
 }
 
+// refused handles c's node refusing a command (1047) before any of it
+// ran: another attempt elsewhere (again, with the node to avoid), or the
+// client's error, sent (err).
+func (s *session) refused(c *backend.Conn, r sqlclass.Result, rt route, attempt int, res relayResult) (avoid string, again bool, err error) {
+	nr := &nodeRejects{c.Server()}
+	if avoid, again := s.retryElsewhere(c, r, rt, attempt, res, nr); again {
+		return avoid, true, nil
+	}
+	return "", false, s.failed(c, r, nr, res)
+}
+
 // retryElsewhere decides whether a statement that failed on c before any
 // of its answer reached the client is sent again, transparently, and
 // readies that: then it returns true, and the node the next attempt must

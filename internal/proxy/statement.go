@@ -101,11 +101,12 @@ func (s *session) runStatement(st *statement) error {
 				if err := causalWait(c); err != nil {
 					if refusedByNode(err) && !c.Broken() && s.hold.conn != c {
 						// Nothing of the statement ran: as a refusal of it.
-						if avoid, again := s.retryElsewhere(c, st.class, rt, attempt, relayResult{}, &nodeRejects{c.Server()}); again {
-							rejected = append(rejected, avoid)
-							continue
+						avoid, again, err := s.refused(c, st.class, rt, attempt, relayResult{})
+						if !again {
+							return err
 						}
-						return s.failed(c, st.class, &nodeRejects{c.Server()}, relayResult{})
+						rejected = append(rejected, avoid)
+						continue
 					}
 					return s.causalFailed(c, st.class, err)
 				}
@@ -115,11 +116,12 @@ func (s *session) runStatement(st *statement) error {
 		if err != nil && refusedByNode(err) && !c.Broken() && rt != routeHeld {
 			// A prepared statement the node refused to prepare: it did
 			// not run either.
-			if avoid, again := s.retryElsewhere(c, st.class, rt, attempt, relayResult{}, &nodeRejects{c.Server()}); again {
-				rejected = append(rejected, avoid)
-				continue
+			avoid, again, err := s.refused(c, st.class, rt, attempt, relayResult{})
+			if !again {
+				return err
 			}
-			return s.failed(c, st.class, &nodeRejects{c.Server()}, relayResult{})
+			rejected = append(rejected, avoid)
+			continue
 		}
 		if err != nil {
 			if c.Broken() {

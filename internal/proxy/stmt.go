@@ -170,12 +170,11 @@ func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename co
 		if first && st == mysqlproto.FrameDone && rt != routeHeld {
 			if code, isErr := f.ErrorCode(); isErr && code == errWsrepNotReady {
 				// Refused, nothing prepared: as a refused statement.
-				show := sqlclass.Result{Kind: sqlclass.Show}
-				if avoid, again := s.retryElsewhere(c, show, rt, attempt, res, &nodeRejects{c.Server()}); again {
+				avoid, again, err := s.refused(c, sqlclass.Result{Kind: sqlclass.Show}, rt, attempt, res)
+				if again {
 					*rejected = append(*rejected, avoid)
-					return true, nil
 				}
-				return false, s.failed(c, show, &nodeRejects{c.Server()}, res)
+				return again, err
 			}
 		}
 		if renamed := rename.apply(raw); colDef && renamed != nil {
