@@ -63,8 +63,8 @@ type Log struct {
 	epoch func() uint64 // the writer epoch when the event happened
 }
 
-// ring is the newest events of one kind, oldest first once it wrapped
-// at start.
+// ring is the newest events of one kind; start is the slot the next one
+// replaces once it is full.
 type ring struct {
 	ev    []Event
 	start int
@@ -78,9 +78,6 @@ func (r *ring) add(e Event) {
 	r.ev[r.start] = e
 	r.start = (r.start + 1) % maxEvents
 }
-
-// at is the i-th oldest kept event.
-func (r *ring) at(i int) Event { return r.ev[(r.start+i)%len(r.ev)] }
 
 // New is a log that also writes each event to log (nil: not logged),
 // with the writer epoch epoch returns at that moment.
@@ -137,9 +134,7 @@ func (l *Log) List() []Event {
 	}
 	out := make([]Event, 0, n)
 	for _, r := range l.rings {
-		for i := range r.ev {
-			out = append(out, r.at(i))
-		}
+		out = append(out, r.ev...) // any order: sorted next
 	}
 	slices.SortFunc(out, func(a, b Event) int { return cmp.Compare(b.ID, a.ID) })
 	return out
