@@ -153,6 +153,17 @@ type Galera struct {
 	// statement). "off" reads wherever the router says, as Galera does
 	// without causal reads.
 	ReadYourWrites string `toml:"read_your_writes"`
+	// CommitOutcome: "on" (default) writes a commit marker in the
+	// write-set of every transaction that wrote, sent with its COMMIT in
+	// one round trip, so that a COMMIT whose answer is lost with the
+	// writer is settled (committed or not) instead of reported unknown.
+	// "off" sends COMMIT alone.
+	CommitOutcome string `toml:"commit_outcome"`
+	// CommitSettleTimeout bounds how long a session waits for the
+	// cluster to settle a lost COMMIT (the survivors' view without the
+	// old writer, or its connection ended there) before it answers that
+	// the outcome is unknown.
+	CommitSettleTimeout Duration `toml:"commit_settle_timeout"`
 }
 
 // Discovery connects the proxy to the control plane (etcd), where agents
@@ -311,6 +322,7 @@ func Defaults() Config {
 			WriterIsAlsoReader: "when_no_other_reader", DrainGrace: Duration(10 * time.Second), MaxWriters: 1,
 			SiteHoldDown:   Duration(DefaultSiteHoldDown),
 			ReadYourWrites: "on",
+			CommitOutcome:  "on", CommitSettleTimeout: Duration(30 * time.Second),
 		},
 	}
 }
@@ -455,6 +467,14 @@ func (c *Config) Validate() []string {
 	case "on", "off":
 	default:
 		add("galera.read_your_writes", "%q: use on (a session reads its own writes on every node) or off", g.ReadYourWrites)
+	}
+	switch g.CommitOutcome {
+	case "on", "off":
+	default:
+		add("galera.commit_outcome", "%q: use on (a COMMIT lost with the writer is settled from a marker) or off", g.CommitOutcome)
+	}
+	if d := g.CommitSettleTimeout.D(); d < time.Second || d > 10*time.Minute {
+		add("galera.commit_settle_timeout", "%s: use 1s to 10m (how long a lost COMMIT waits for the cluster to settle it)", d)
 	}
 	if err := checkReaderPolicy(g.WriterIsAlsoReader); err != nil {
 		add("galera.writer_is_also_reader", "%v", err)

@@ -41,6 +41,7 @@ const (
 	Config       = "config"      // a shared configuration change was applied
 	Recovery     = "recovery"    // the controller recovering a cluster that lost every node
 	HomeSite     = "home_site"   // proxy.site = auto found the site the proxy runs in
+	Commit       = "commit"      // a COMMIT lost with the writer, settled or not
 )
 
 // maxEvents bounds each kind's share of the event log: a flapping node

@@ -36,6 +36,9 @@ type holding struct {
 	// held, returned to the pool as generation lastGen.
 	last    *backend.Conn
 	lastGen uint64
+	// wrote: the open transaction on conn ran a statement that may have
+	// written rows (its COMMIT carries a marker, outcome.go).
+	wrote bool
 	// lost says why the session's transaction or pinned state was lost
 	// with its connection ("" while it was not).
 	lost string
@@ -45,7 +48,7 @@ type holding struct {
 // and returns it, or nil.
 func (h *holding) drop() *backend.Conn {
 	c := h.conn
-	h.conn, h.kind, h.pinWhy = nil, holdNone, ""
+	h.conn, h.kind, h.pinWhy, h.wrote = nil, holdNone, "", false
 	return c
 }
 

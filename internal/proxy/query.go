@@ -183,6 +183,11 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 		s.autocommit = res.status.Has(mysqlproto.ServerStatusAutocommit)
 		inTx = res.status.Has(mysqlproto.ServerStatusInTrans)
 	}
+	if !inTx {
+		s.hold.wrote = false
+	} else if !res.isErr && changesData(r) {
+		s.hold.wrote = true
+	}
 	if !res.isErr {
 		if why := pinReason(r); why != "" {
 			s.hold.pin(c, why)
@@ -215,6 +220,12 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 // it, then the connection is closed), the session drops the connection
 // and any transaction on it, and the node gets an immediate health check.
 func (s *session) backendFailed(c *backend.Conn, err error, res relayResult) error {
+	return s.lostDuring(c, sqlclass.Result{Kind: sqlclass.Show}, err, res)
+}
+
+// lostDuring is backendFailed for a statement of class r.
+func (s *session) lostDuring(c *backend.Conn, r sqlclass.Result, err error, res relayResult) error {
+	inTx := s.hold.conn == c && s.hold.kind == holdTx
 	if s.hold.conn == c {
 		s.hold.drop()
 	}
@@ -226,7 +237,7 @@ func (s *session) backendFailed(c *backend.Conn, err error, res relayResult) err
 	if c.Fenced() {
 		s.p.counts.abortedWriterChanged.Add(1)
 		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-			"galeon: the writer role moved away from %s while this statement ran there; it was interrupted (and any transaction rolled back): retry", c.Server())
+			"galeon: the writer role moved away from %s while this statement ran there; %s", c.Server(), interrupted(r, inTx, s.autocommit))
 	}
 	if !c.Fenced() {
 		s.p.counts.backendLost.Add(1)
@@ -373,7 +384,44 @@ func (s *session) failed(c *backend.Conn, r sqlclass.Result, err error, res rela
 			"WSREP has not yet prepared node for application use (galeon: %s refused the statement without running it — it is outside the Primary component, or refuses queries — and no other node took it; "+
 				"retry: statements succeed again once a node in a Primary component can take them; check the nodes: galeon admin SELECT * FROM servers)", nr.server))
 	}
-	return s.backendFailed(c, err, res)
+	return s.lostDuring(c, r, err, res)
+}
+
+// interrupted says what became of a statement of class r cut off on a
+// fenced writer, inside a transaction (inTx) or not. The node may still
+// run what it received once it answers again (a hung node resumes), so
+// only a statement that cannot commit anything is said to have changed
+// nothing: one inside a transaction whose COMMIT was never sent, or a
+// read.
+func interrupted(r sqlclass.Result, inTx, autocommit bool) string {
+	switch {
+	case r.Kind == sqlclass.Commit || r.Kind == sqlclass.DDL || (r.MultiStatement && r.IsWrite()):
+		return "it may or may not have committed (the node may still run it): check before you retry"
+	case inTx && commitsNothing(r):
+		return "your transaction was rolled back (its COMMIT was never sent): retry the transaction"
+	case inTx:
+		return "it may have committed your transaction (the node may still run it, and it commits implicitly): check before you retry"
+	case autocommit && changesData(r):
+		return "it may or may not have committed (the node may still run it): check before you retry"
+	case changesData(r):
+		return "any transaction it opened was rolled back: retry"
+	}
+	return "it was interrupted and changed nothing: retry"
+}
+
+// commitsNothing says whether a statement of class r, run inside a
+// transaction, leaves it open: it neither commits it nor runs anything
+// that may (a procedure may COMMIT, a BEGIN or a DDL commits implicitly).
+func commitsNothing(r sqlclass.Result) bool {
+	if r.MultiStatement {
+		return false
+	}
+	switch r.Kind {
+	case sqlclass.Select, sqlclass.Insert, sqlclass.Update, sqlclass.Delete, sqlclass.Replace,
+		sqlclass.Savepoint, sqlclass.Rollback, sqlclass.Show, sqlclass.Explain, sqlclass.Do, sqlclass.Use:
+		return true
+	}
+	return false
 }
 
 func contains(xs []string, x string) bool {

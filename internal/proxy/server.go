@@ -68,6 +68,7 @@ type Proxy struct {
 	events  *eventlog.Log
 	counts  counters
 	pauses  pauses
+	markers *markers
 
 	tls    *tls.Config
 	rsaKey *rsa.PrivateKey
@@ -107,7 +108,7 @@ func New(cfg *config.Config, log *slog.Logger) (*Proxy, error) {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	p := &Proxy{
-		cfg: cfg, log: log, digests: &digest.Stats{}, hist: newHistograms(), discovered: map[string]DiscoveredNode{},
+		cfg: cfg, log: log, digests: &digest.Stats{}, markers: newMarkers(), hist: newHistograms(), discovered: map[string]DiscoveredNode{},
 		ready: make(chan struct{}), sessions: map[*session]struct{}{}, checkNow: map[string]chan struct{}{},
 		newScramble: mysqlproto.NewScramble, greeted: make(chan struct{}),
 	}

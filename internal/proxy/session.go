@@ -78,6 +78,9 @@ type session struct {
 	rename columnRename
 	// ryw: read-your-writes (ryw.go).
 	ryw rywState
+	// slot is the session's commit-marker slot, 0 until it needs one
+	// (outcome.go).
+	slot uint64
 }
 
 // writeBuffers lend sessions their 8 KiB output buffer for the duration
@@ -398,6 +401,10 @@ func (s *session) dispatch(pkt []byte) (quit bool, err error) {
 // connection left inside a transaction or with pinned state is reset (or
 // closed) by the pool, never handed to another session as it is.
 func (s *session) releaseAll() {
+	if s.slot != 0 {
+		s.p.markers.release(s.slot)
+		s.slot = 0
+	}
 	if s.hold.conn != nil {
 		c := s.hold.conn
 		if s.hold.kind == holdTx {

@@ -134,7 +134,17 @@ func (s *session) runStatement(st *statement) error {
 		if st.kind != textStatement {
 			response = mysqlproto.ResponseExecute
 		}
-		res, err := s.forward(c, out, response)
+		var res relayResult
+		if m, marked := s.markerFor(st, c, rt); marked {
+			var be *backendErr
+			if res, err = s.forwardMarked(c, out, m); errors.As(err, &be) && !res.written {
+				// The answer to the COMMIT was lost with its node: the
+				// cluster says what became of it.
+				return s.settle(c, m)
+			}
+		} else {
+			res, err = s.forward(c, out, response)
+		}
 		if err == nil && causal && !res.isErr {
 			s.causalDone(c)
 		}

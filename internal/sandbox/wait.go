@@ -20,6 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/galeon-db/galeon/internal/galera"
+	"github.com/galeon-db/galeon/internal/outcome"
 	"github.com/galeon-db/galeon/internal/wsrepview"
 )
 
@@ -351,11 +352,19 @@ func (sb *Sandbox) createUsers(ctx context.Context, n Node) error {
 		fmt.Fprintf(&q, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s'; ", c.MonitorUser, h, c.MonitorPassword)
 	}
 	fmt.Fprintf(&q, "CREATE USER '%s'@'localhost' IDENTIFIED BY '%s'; GRANT RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR ON *.* TO '%s'@'localhost'; ", c.SSTUser, c.SSTPassword, c.SSTUser)
-	q.WriteString("CREATE DATABASE IF NOT EXISTS app; CREATE DATABASE IF NOT EXISTS sbtest;")
+	q.WriteString("CREATE DATABASE IF NOT EXISTS app; CREATE DATABASE IF NOT EXISTS sbtest; ")
+	// The proxies' commit markers (package outcome), writable by the
+	// application account.
+	for _, st := range outcome.SetupStatements {
+		q.WriteString(st + "; ")
+	}
+	for _, h := range hosts {
+		fmt.Fprintf(&q, "%s; ", outcome.Grant(fmt.Sprintf("'%s'@'%s'", c.AppUser, h)))
+	}
 	if _, err := sb.socketSQL(ctx, n, q.String()); err != nil {
 		return fmt.Errorf("create sandbox users: %w", err)
 	}
-	sb.ctl.Progress(n.Name, "created users "+c.AdminUser+", "+c.AppUser+", "+c.MonitorUser)
+	sb.ctl.Progress(n.Name, "created users "+c.AdminUser+", "+c.AppUser+", "+c.MonitorUser+" and the commit-marker table "+outcome.Schema+"."+outcome.Table)
 	return nil
 }
 

@@ -1,0 +1,188 @@
+// Package outcome settles what became of a COMMIT whose answer was lost
+// with the writer: the commit marker galeon writes in the same write-set
+// as a transaction, and the pure decision that reads the cluster's
+// answer about it.
+//
+// Galera orders every write-set once for the whole cluster, so once the
+// COMMIT can no longer happen — its connection's thread has ended on the
+// node that ran it, or the survivors' Primary component no longer counts
+// that node — every node of a Primary component agrees on whether the
+// marker's write-set was committed. The marker is one row per proxy
+// session slot, so markers of different sessions never conflict in
+// certification; its token is unique to one COMMIT.
+package outcome
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Schema and Table name where the markers live; galeon creates them.
+const (
+	Schema = "galeon"
+	Table  = "commit_marker"
+)
+
+// SetupStatements create the marker table (idempotent), in order.
+var SetupStatements = []string{
+	"CREATE DATABASE IF NOT EXISTS " + Schema,
+	"CREATE TABLE IF NOT EXISTS " + Schema + "." + Table + " (" +
+		"slot BIGINT UNSIGNED NOT NULL PRIMARY KEY, " +
+		"token BIGINT UNSIGNED NOT NULL, " +
+		"at DATETIME(6) NOT NULL" +
+		") ENGINE=InnoDB COMMENT='galeon commit markers: one row per proxy session slot, rewritten in the write-set of each COMMIT galeon can settle'",
+}
+
+// Grant is the one statement that lets a backend account write markers:
+// the account as 'user'@'host'.
+func Grant(account string) string {
+	return "GRANT SELECT, INSERT, UPDATE ON " + Schema + "." + Table + " TO " + account
+}
+
+// Marker identifies one COMMIT: the session's slot and a token no other
+// COMMIT carries.
+type Marker struct {
+	Slot, Token uint64
+}
+
+// Statement is the marker's write, sent right before the COMMIT on the
+// transaction's connection so that it lands in the same write-set.
+func (m Marker) Statement() string {
+	return fmt.Sprintf("INSERT INTO %s.%s (slot, token, at) VALUES (%d, %d, NOW(6)) ON DUPLICATE KEY UPDATE token = VALUES(token), at = VALUES(at)",
+		Schema, Table, m.Slot, m.Token)
+}
+
+// ReadStatement reads the slot's token as of the cluster's latest
+// commit on the node that runs it (a causal read).
+func ReadStatement(slot uint64) string {
+	return fmt.Sprintf("SET STATEMENT wsrep_sync_wait=1 FOR SELECT token FROM %s.%s WHERE slot = %d", Schema, Table, slot)
+}
+
+// LocalReadStatement reads the slot's token as a node outside a Primary
+// component has it: proof of a commit if found, of nothing if not.
+func LocalReadStatement(slot uint64) string {
+	return fmt.Sprintf("SET STATEMENT wsrep_dirty_reads=1 FOR SELECT token FROM %s.%s WHERE slot = %d", Schema, Table, slot)
+}
+
+// ThreadStatement counts the node's connections with id: 0 once the
+// connection that ran the COMMIT has ended there.
+func ThreadStatement(id uint32) string {
+	return fmt.Sprintf("SET STATEMENT wsrep_dirty_reads=1 FOR SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %d", id)
+}
+
+// Unavailable reports whether a marker write failed because the marker
+// is not set up for the account (no table, no grant, read-only server):
+// the transaction is intact and its COMMIT's own answer stands; the
+// feature is off for that account until an operator sets it up.
+func Unavailable(code uint16) bool {
+	switch code {
+	case 1044, // ER_DBACCESS_DENIED_ERROR
+		1049, // ER_BAD_DB_ERROR
+		1054, // ER_BAD_FIELD_ERROR (an older table)
+		1142, // ER_TABLEACCESS_DENIED_ERROR
+		1146, // ER_NO_SUCH_TABLE
+		1290, // ER_OPTION_PREVENTS_STATEMENT (read_only)
+		1792: // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+		return true
+	}
+	return false
+}
+
+// Verdict is what became of a COMMIT.
+type Verdict uint8
+
+const (
+	// Pending: the COMMIT may still happen; look again.
+	Pending Verdict = iota
+	// Committed: the marker's write-set is in the cluster.
+	Committed
+	// NotCommitted: it is not, and can no longer be.
+	NotCommitted
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Committed:
+		return "committed"
+	case NotCommitted:
+		return "not committed"
+	}
+	return "pending"
+}
+
+// Look is one node's answer, read after the COMMIT's connection was lost.
+type Look struct {
+	Node string
+	// Old: the node that ran the COMMIT.
+	Old bool
+	// Err: the node could not be asked (the other fields are unset).
+	Err error
+	// Primary: the node is in a Primary component, and then its read
+	// was causal (ReadStatement); outside one it was local
+	// (LocalReadStatement), which proves a commit but not its absence.
+	Primary bool
+	// ListsOld (others): that Primary component counts the old node.
+	ListsOld bool
+	// ThreadGone (Old only): the COMMIT's connection has ended there.
+	ThreadGone bool
+	// Token is the slot's token as read there (Found: the row exists).
+	Token uint64
+	Found bool
+}
+
+// Settle decides from the looks taken at one moment. A look that finds
+// the token is proof of the commit wherever it was read: a node commits
+// only a write-set the Primary component ordered, and Galera delivers it
+// to every member of the view it was ordered in. "Not committed" needs a
+// causal read the COMMIT can no longer change: on a node of a Primary
+// component that no longer counts the old node (the old node's write-set
+// can no longer be ordered in it), or on the old node itself once the
+// COMMIT's connection has ended there and it is in a Primary component.
+// The old node's own read outside a Primary component proves nothing by
+// absence: its write-set may have been delivered to the others as it
+// was cut off. how says which look decided.
+func Settle(m Marker, looks []Look) (v Verdict, how string) {
+	var final string
+	for _, l := range looks {
+		if l.Err != nil {
+			continue
+		}
+		if l.Found && l.Token == m.Token {
+			return Committed, "marker found on " + l.Node
+		}
+		if final != "" || !l.Primary {
+			continue
+		}
+		switch {
+		case l.Old && l.ThreadGone:
+			final = fmt.Sprintf("marker absent on %s (causal read) after the COMMIT's connection ended there", l.Node)
+		case !l.Old && !l.ListsOld:
+			final = fmt.Sprintf("marker absent on %s (causal read), in a Primary component without the old writer", l.Node)
+		}
+	}
+	if final != "" {
+		return NotCommitted, final
+	}
+	return Pending, waiting(looks)
+}
+
+// waiting says what a pending decision waits for.
+func waiting(looks []Look) string {
+	var parts []string
+	for _, l := range looks {
+		switch {
+		case l.Err != nil:
+			parts = append(parts, fmt.Sprintf("%s: %v", l.Node, l.Err))
+		case !l.Primary:
+			parts = append(parts, l.Node+": not in a Primary component")
+		case l.Old:
+			parts = append(parts, l.Node+": the COMMIT's connection is still there")
+		default:
+			parts = append(parts, l.Node+": its Primary component still counts the old writer")
+		}
+	}
+	if len(parts) == 0 {
+		return "no node to ask"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,54 @@
+package outcome
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSettle(t *testing.T) {
+	m := Marker{Slot: 7, Token: 42}
+	down := errors.New("dial tcp: i/o timeout")
+	cases := []struct {
+		name  string
+		looks []Look
+		want  Verdict
+		how   string
+	}{
+		{"no node answers", []Look{{Node: "n1", Old: true, Err: down}, {Node: "n2", Err: down}}, Pending, "i/o timeout"},
+		{"no node at all", nil, Pending, "no node to ask"},
+		{"survivor still counts the hung writer", []Look{{Node: "n1", Old: true, Err: down}, {Node: "n2", Primary: true, ListsOld: true}}, Pending, "still counts"},
+		{"survivor still counts it but has the marker", []Look{{Node: "n2", Primary: true, ListsOld: true, Found: true, Token: 42}}, Committed, "found on n2"},
+		{"survivors' view without the old writer, marker absent", []Look{{Node: "n1", Old: true, Err: down}, {Node: "n2", Primary: true}}, NotCommitted, "without the old writer"},
+		{"survivors' view without it, an older token", []Look{{Node: "n2", Primary: true, Found: true, Token: 41}}, NotCommitted, "n2"},
+		{"survivors' view without it, marker there", []Look{{Node: "n2", Primary: true, Found: true, Token: 42}}, Committed, "found on n2"},
+		{"old writer thawed, its thread ended, marker there", []Look{{Node: "n1", Old: true, Primary: true, ThreadGone: true, Found: true, Token: 42}}, Committed, "found on n1"},
+		{"old writer thawed, its thread ended, marker absent", []Look{{Node: "n1", Old: true, Primary: true, ThreadGone: true, Found: true, Token: 41}}, NotCommitted, "ended there"},
+		{"old writer's thread still there", []Look{{Node: "n1", Old: true, Primary: true, Token: 41, Found: true}}, Pending, "still there"},
+		{"old writer outside a Primary component proves no absence", []Look{{Node: "n1", Old: true, ThreadGone: true}}, Pending, "not in a Primary component"},
+		{"old writer outside a Primary component proves a commit", []Look{{Node: "n1", Old: true, ThreadGone: true, Found: true, Token: 42}}, Committed, "found on n1"},
+		{"a non-Primary survivor proves no absence", []Look{{Node: "n3"}}, Pending, "not in a Primary component"},
+		{"a later proof of commit wins over an earlier absence", []Look{{Node: "n2", Primary: true}, {Node: "n3", Primary: true, Found: true, Token: 42}}, Committed, "found on n3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, how := Settle(m, c.looks)
+			if v != c.want || !strings.Contains(how, c.how) {
+				t.Errorf("Settle = %s (%s); want %s (…%s…)", v, how, c.want, c.how)
+			}
+		})
+	}
+}
+
+func TestStatements(t *testing.T) {
+	m := Marker{Slot: 1<<40 | 3, Token: 99}
+	if got := m.Statement(); !strings.Contains(got, "VALUES (1099511627779, 99, NOW(6))") || !strings.HasPrefix(got, "INSERT INTO galeon.commit_marker") {
+		t.Errorf("Statement = %s", got)
+	}
+	if got := ReadStatement(5); got != "SET STATEMENT wsrep_sync_wait=1 FOR SELECT token FROM galeon.commit_marker WHERE slot = 5" {
+		t.Errorf("ReadStatement = %s", got)
+	}
+	if !Unavailable(1142) || !Unavailable(1146) || Unavailable(1213) || Unavailable(1205) {
+		t.Error("Unavailable: a missing grant or table turns the marker off; a deadlock or a timeout does not")
+	}
+}

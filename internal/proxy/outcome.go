@@ -1,0 +1,298 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/backend"
+	"github.com/galeon-db/galeon/internal/eventlog"
+	"github.com/galeon-db/galeon/internal/galera"
+	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/outcome"
+	"github.com/galeon-db/galeon/internal/sqlclass"
+	"github.com/galeon-db/galeon/internal/topology"
+)
+
+// markers hands out commit markers (package outcome): a slot per session
+// that committed a write, unique to this process (a random prefix), and
+// reused once the session ends, so that the table holds at most as many
+// rows per proxy run as sessions were open at once; and a token per
+// COMMIT, never repeated.
+type markers struct {
+	prefix uint64
+	token  atomic.Uint64
+
+	mu   sync.Mutex
+	free []uint32
+	next uint32
+	// off: accounts whose marker write failed because the marker is not
+	// set up for them (warned once; their COMMITs go alone).
+	off map[string]bool
+
+	committed, notCommitted, unknown, skipped atomic.Int64
+}
+
+func newMarkers() *markers {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	m := &markers{prefix: uint64(binary.LittleEndian.Uint32(b[:4])) << 32, off: map[string]bool{}}
+	m.token.Store(binary.LittleEndian.Uint64(b[4:]) >> 2)
+	return m
+}
+
+// slot returns a free slot.
+func (m *markers) slot() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.free); n > 0 {
+		s := m.free[n-1]
+		m.free = m.free[:n-1]
+		return m.prefix | uint64(s)
+	}
+	m.next++
+	return m.prefix | uint64(m.next)
+}
+
+// release gives a slot back once its session ended.
+func (m *markers) release(slot uint64) {
+	m.mu.Lock()
+	m.free = append(m.free, uint32(slot))
+	m.mu.Unlock()
+}
+
+// disabled says whether account's COMMITs go without a marker.
+func (m *markers) disabled(account string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.off[account]
+}
+
+// disable turns markers off for account; it reports whether that is news.
+func (m *markers) disable(account string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.off[account] {
+		return false
+	}
+	m.off[account] = true
+	return true
+}
+
+// changesData says whether a statement that succeeded inside a
+// transaction may have written rows, so that its COMMIT carries a
+// marker. Reads, locking reads and transaction control do not.
+func changesData(r sqlclass.Result) bool {
+	if !r.IsWrite() {
+		return false
+	}
+	switch r.Kind {
+	case sqlclass.Select, sqlclass.Begin, sqlclass.Commit, sqlclass.Rollback, sqlclass.Savepoint,
+		sqlclass.Set, sqlclass.Use, sqlclass.Show, sqlclass.Explain, sqlclass.Do:
+		return false
+	}
+	return true
+}
+
+// markerFor returns the marker a COMMIT carries, if it is to carry one:
+// a plain text COMMIT of a transaction that wrote, on the connection the
+// session holds it on, with markers on for the account (and a backend
+// link that is not compressed: the marker and the COMMIT are pipelined).
+func (s *session) markerFor(st *statement, c *backend.Conn, rt route) (outcome.Marker, bool) {
+	r := st.class
+	if st.kind != textStatement || r.Kind != sqlclass.Commit || r.Chain || r.MultiStatement ||
+		rt != routeHeld || s.hold.conn != c || !s.hold.wrote || s.p.cfg.Galera.CommitOutcome != "on" {
+		return outcome.Marker{}, false
+	}
+	if c.Caps.Has(mysqlproto.ClientCompress) || s.p.markers.disabled(s.prof.User) {
+		s.p.markers.skipped.Add(1)
+		return outcome.Marker{}, false
+	}
+	if s.slot == 0 {
+		s.slot = s.p.markers.slot()
+	}
+	return outcome.Marker{Slot: s.slot, Token: s.p.markers.token.Add(1)}, true
+}
+
+// forwardMarked sends the marker's write and the COMMIT in one packet
+// write and relays the COMMIT's answer. The marker's own answer is not
+// relayed, with one exception: a deadlock (a brute-force abort by a
+// replicated write-set) rolled the transaction back, so the COMMIT that
+// followed committed nothing and its OK would lie; the client gets the
+// deadlock, as a bare COMMIT would have. Any other marker error leaves
+// the transaction whole and its COMMIT's answer stands; one that says
+// the marker is not set up turns markers off for the account.
+func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker) (relayResult, error) {
+	s.running.Store(c)
+	defer s.running.Store(nil)
+	c.ResetSeq()
+	err := c.WritePacket(mysqlproto.AppendComQuery(nil, m.Statement(), c.Caps))
+	if err == nil {
+		c.ResetSeq()
+		err = c.WritePacket(commit)
+	}
+	if err == nil {
+		err = c.Flush()
+	}
+	if err != nil {
+		c.MarkBroken()
+		return relayResult{}, &backendErr{c.Server(), err}
+	}
+	c.SetSeq(1)
+	merr := c.Discard(mysqlproto.ResponseQuery)
+	if merr != nil && c.Broken() {
+		return relayResult{}, &backendErr{c.Server(), merr}
+	}
+	var se *mysqlproto.SQLError
+	errors.As(merr, &se)
+	c.SetSeq(1)
+	if se != nil && se.Code == mysqlproto.ErLockDeadlock {
+		if err := c.Discard(mysqlproto.ResponseQuery); err != nil && c.Broken() {
+			return relayResult{}, &backendErr{c.Server(), err}
+		}
+		st := mysqlproto.StatusFlag(0)
+		if s.autocommit {
+			st = mysqlproto.ServerStatusAutocommit
+		}
+		return relayResult{isErr: true, written: true, statusKnown: true, status: st}, s.sendErr(se)
+	}
+	if se != nil {
+		s.markerFailed(se)
+	}
+	return s.relay(c, mysqlproto.ResponseQuery)
+}
+
+// markerFailed reports a marker write that failed without harming the
+// transaction.
+func (s *session) markerFailed(se *mysqlproto.SQLError) {
+	if !outcome.Unavailable(uint16(se.Code)) {
+		s.p.log.Warn("commit marker write failed; the COMMIT went on without it", "backend_user", s.prof.User, "error", se.Error())
+		return
+	}
+	if s.p.markers.disable(s.prof.User) {
+		s.p.log.Warn("commit markers are off for this account: a COMMIT lost with the writer will be reported as of unknown outcome. Set them up on the cluster (galeon sandbox does it), then restart the proxy",
+			"backend_user", s.prof.User, "error", se.Error(),
+			"run", fmt.Sprintf("%s; %s; %s", outcome.SetupStatements[0], outcome.SetupStatements[1], outcome.Grant("'"+s.prof.User+"'@'%'")))
+	}
+}
+
+// settle answers a COMMIT whose connection to the writer broke before its
+// answer: it asks the nodes until the cluster's answer is final (see
+// outcome.Settle) and gives the client the COMMIT's OK if it committed, a
+// 9002 that says it did not, or, after galera.commit_settle_timeout, a
+// 9003 that says the outcome is unknown. Nothing had reached the client.
+func (s *session) settle(c *backend.Conn, m outcome.Marker) error {
+	if s.hold.conn == c {
+		s.hold.drop()
+	}
+	s.discard(c)
+	old, oldAddr, tid := c.Server(), c.Pool().Server().Addr, c.ThreadID
+	s.p.suspect(old)
+	s.bw.Reset(s.out)
+	s.pc.SetSeq(s.cmdSeq)
+	start := time.Now()
+	deadline := start.Add(s.p.cfg.Galera.CommitSettleTimeout.D())
+	for {
+		snap := s.p.view.Load()
+		v, how := outcome.Settle(m, s.lookAll(snap, old, oldAddr, tid, m.Slot))
+		took := time.Since(start).Round(time.Millisecond)
+		switch {
+		case v == outcome.Committed:
+			s.p.markers.committed.Add(1)
+			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: committed (%s); the client got its OK", old, took, how))
+			return s.sendOK()
+		case v == outcome.NotCommitted:
+			s.p.markers.notCommitted.Add(1)
+			s.p.counts.abortedWriterChanged.Add(1)
+			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: not committed (%s); the client got 9002", old, took, how))
+			return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+				"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster settled that it did not commit (%s): the transaction was rolled back; retry it", old, how))
+		case time.Now().After(deadline):
+			s.p.markers.unknown.Add(1)
+			s.p.counts.backendLost.Add(1)
+			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s could not be settled in %s: %s; the client got 9003", old, took, how))
+			return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+				"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster could not settle its outcome within galera.commit_settle_timeout (%s: %s): it may or may not have committed; check before you retry",
+				old, s.p.cfg.Galera.CommitSettleTimeout.D(), how))
+		}
+		select {
+		case <-snap.Changed():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// lookAll asks every node of the view at once (see lookAt).
+func (s *session) lookAll(snap *topology.Snapshot, old, oldAddr string, tid uint32, slot uint64) []outcome.Look {
+	looks := make([]outcome.Look, len(snap.Servers))
+	var wg sync.WaitGroup
+	for i, srv := range snap.Servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			looks[i] = s.lookAt(srv, old, oldAddr, tid, slot)
+		}()
+	}
+	wg.Wait()
+	return looks
+}
+
+// lookTimeout bounds one node's answer: a hung node must not hold the
+// others' answers up.
+const lookTimeout = time.Second
+
+// lookAt asks one node, on a connection of its own as the session's
+// account, whether it is in a Primary component that counts the old
+// writer, whether the COMMIT's connection is still there (on the old
+// writer), and what token the slot holds.
+func (s *session) lookAt(srv topology.Server, old, oldAddr string, tid uint32, slot uint64) outcome.Look {
+	l := outcome.Look{Node: srv.Name, Old: srv.Name == old}
+	ctx, cancel := context.WithTimeout(context.Background(), lookTimeout)
+	defer cancel()
+	c, err := backend.Dial(ctx, srv.Addr, s.prof, lookTimeout)
+	if err != nil {
+		l.Err = err
+		return l
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(lookTimeout))
+	row, err := c.QueryRow("SET STATEMENT wsrep_dirty_reads=1 FOR SELECT " +
+		"(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS'), " +
+		"(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_INCOMING_ADDRESSES')")
+	if err != nil || len(row) != 2 {
+		l.Err = fmt.Errorf("wsrep status: %v", err)
+		return l
+	}
+	l.Primary = row[0].Text == "Primary"
+	members, _ := galera.IncomingAddresses(row[1].Text)
+	l.ListsOld = slices.Contains(members, oldAddr)
+	if l.Old {
+		row, err := c.QueryRow(outcome.ThreadStatement(tid))
+		if err != nil || len(row) != 1 {
+			l.Err = fmt.Errorf("processlist: %v", err)
+			return l
+		}
+		l.ThreadGone = row[0].Text == "0"
+	}
+	q := outcome.LocalReadStatement(slot)
+	if l.Primary {
+		q = outcome.ReadStatement(slot)
+	}
+	row, err = c.QueryRow(q)
+	if err != nil {
+		l.Err = fmt.Errorf("marker: %v", err)
+		return l
+	}
+	if len(row) == 1 {
+		l.Token, err = strconv.ParseUint(row[0].Text, 10, 64)
+		l.Found = err == nil
+	}
+	return l
+}
