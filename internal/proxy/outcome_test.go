@@ -12,22 +12,23 @@ func TestInterrupted(t *testing.T) {
 		q                string
 		inTx, autocommit bool
 		want             string
+		nothing          bool
 	}{
-		{"COMMIT", true, true, "may or may not have committed"},
-		{"INSERT INTO t VALUES (1)", true, true, "rolled back (its COMMIT was never sent)"},
-		{"UPDATE t SET a = 1", true, false, "rolled back (its COMMIT was never sent)"},
-		{"SELECT * FROM t", true, true, "rolled back (its COMMIT was never sent)"},
-		{"BEGIN", true, true, "may have committed your transaction"},
-		{"ALTER TABLE t ADD c INT", true, true, "may or may not have committed"},
-		{"CALL p()", true, true, "may have committed your transaction"},
-		{"INSERT INTO t VALUES (1)", false, true, "may or may not have committed"},
-		{"INSERT INTO t VALUES (1)", false, false, "any transaction it opened was rolled back"},
-		{"SELECT 1", false, true, "changed nothing"},
-		{"INSERT INTO t VALUES (1); COMMIT", false, false, "may or may not have committed"},
+		{"COMMIT", true, true, "may or may not have committed", false},
+		{"INSERT INTO t VALUES (1)", true, true, "rolled back (its COMMIT was never sent)", true},
+		{"UPDATE t SET a = 1", true, false, "rolled back (its COMMIT was never sent)", true},
+		{"SELECT * FROM t", true, true, "rolled back (its COMMIT was never sent)", true},
+		{"BEGIN", true, true, "may have committed your transaction", false},
+		{"ALTER TABLE t ADD c INT", true, true, "may or may not have committed", false},
+		{"CALL p()", true, true, "may have committed your transaction", false},
+		{"INSERT INTO t VALUES (1)", false, true, "may or may not have committed", false},
+		{"INSERT INTO t VALUES (1)", false, false, "any transaction it opened was rolled back", true},
+		{"SELECT 1", false, true, "changed nothing", true},
+		{"INSERT INTO t VALUES (1); COMMIT", false, false, "may or may not have committed", false},
 	}
 	for _, c := range cases {
-		if got := interrupted(sqlclass.Classify(c.q), c.inTx, c.autocommit); !strings.Contains(got, c.want) {
-			t.Errorf("interrupted(%q, inTx=%v, autocommit=%v) = %q; want …%s…", c.q, c.inTx, c.autocommit, got, c.want)
+		if got, nothing := interrupted(sqlclass.Classify(c.q), c.inTx, c.autocommit); !strings.Contains(got, c.want) || nothing != c.nothing {
+			t.Errorf("interrupted(%q, inTx=%v, autocommit=%v) = %q, %v; want …%s…, %v", c.q, c.inTx, c.autocommit, got, nothing, c.want, c.nothing)
 		}
 	}
 }

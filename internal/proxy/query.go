@@ -234,12 +234,18 @@ func (s *session) lostDuring(c *backend.Conn, r sqlclass.Result, err error, res 
 	if !errors.As(err, &be) {
 		return err // the client connection itself failed
 	}
-	if c.Fenced() {
+	switch what, nothing := interrupted(r, inTx, s.autocommit); {
+	case c.Fenced() && nothing:
+		// 9002 (SQLSTATE 40001, "retry the transaction") only when
+		// retrying cannot apply anything twice.
 		s.p.counts.abortedWriterChanged.Add(1)
 		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-			"galeon: the writer role moved away from %s while this statement ran there; %s", c.Server(), interrupted(r, inTx, s.autocommit))
-	}
-	if !c.Fenced() {
+			"galeon: the writer role moved away from %s while this statement ran there; %s", c.Server(), what)
+	case c.Fenced():
+		s.p.counts.backendLost.Add(1)
+		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+			"galeon: the writer role moved away from %s while this statement ran there; %s", c.Server(), what)
+	default:
 		s.p.counts.backendLost.Add(1)
 	}
 	s.p.suspect(be.server)
@@ -388,25 +394,26 @@ func (s *session) failed(c *backend.Conn, r sqlclass.Result, err error, res rela
 }
 
 // interrupted says what became of a statement of class r cut off on a
-// fenced writer, inside a transaction (inTx) or not. The node may still
-// run what it received once it answers again (a hung node resumes), so
-// only a statement that cannot commit anything is said to have changed
-// nothing: one inside a transaction whose COMMIT was never sent, or a
-// read.
-func interrupted(r sqlclass.Result, inTx, autocommit bool) string {
+// fenced writer, inside a transaction (inTx) or not, and whether it
+// certainly committed nothing. The node may still run what it received
+// once it answers again (a hung node resumes), so only a statement that
+// cannot commit anything is said to have changed nothing: one inside a
+// transaction whose COMMIT was never sent, or a read.
+func interrupted(r sqlclass.Result, inTx, autocommit bool) (what string, nothing bool) {
+	const unknown = "it may or may not have committed (the node may still run it): check before you retry"
 	switch {
 	case r.Kind == sqlclass.Commit || r.Kind == sqlclass.DDL || (r.MultiStatement && r.IsWrite()):
-		return "it may or may not have committed (the node may still run it): check before you retry"
+		return unknown, false
 	case inTx && commitsNothing(r):
-		return "your transaction was rolled back (its COMMIT was never sent): retry the transaction"
+		return "your transaction was rolled back (its COMMIT was never sent): retry the transaction", true
 	case inTx:
-		return "it may have committed your transaction (the node may still run it, and it commits implicitly): check before you retry"
+		return "it may have committed your transaction (the node may still run it, and it commits implicitly): check before you retry", false
 	case autocommit && changesData(r):
-		return "it may or may not have committed (the node may still run it): check before you retry"
+		return unknown, false
 	case changesData(r):
-		return "any transaction it opened was rolled back: retry"
+		return "any transaction it opened was rolled back: retry", true
 	}
-	return "it was interrupted and changed nothing: retry"
+	return "it was interrupted and changed nothing: retry", true
 }
 
 // commitsNothing says whether a statement of class r, run inside a

@@ -83,6 +83,10 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["aborted_writer_changed"], map[string]string{"cause": "writer_changed"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["backend_lost"], map[string]string{"cause": "backend_lost"}),
 		counter("galeon_writer_changes_total", "Completed writer switches.", c["writer_changes"], nil),
+		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_settled_committed"], map[string]string{"outcome": "committed"}),
+		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_settled_not_committed"], map[string]string{"outcome": "not_committed"}),
+		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_unknown"], map[string]string{"outcome": "unknown"}),
+		counter("galeon_commits_without_marker_total", "COMMITs of transactions that wrote, sent without a commit marker (markers off for the account, or a compressed link).", c["commits_without_marker"], nil),
 		counter("galeon_causal_reads_total", "Reads galeon made causal (wsrep_sync_wait) so that their session read its own write.", c["causal_reads"], nil),
 		counter("galeon_degraded_writer_decisions_total", "Writer changes this proxy made alone while the control plane was unreachable.", c["degraded_writer_decisions"], nil),
 	}

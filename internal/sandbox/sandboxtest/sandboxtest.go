@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,22 +27,53 @@ const Root = "/var/tmp/galeon-test"
 var (
 	portMu   sync.Mutex
 	nextSlot int
+	// slotLocks keep this process's port slots claimed (see claimSlot).
+	slotLocks []*os.File
 )
 
 // FreeBasePort returns a base port whose client, Galera, IST and SST
 // ranges are free for nodes+2 nodes (room to add nodes later). Slots are
 // 400 ports apart from 20000 upwards and never reused within a process.
+//
+// Test binaries of several packages may run at once (go test ./... runs
+// packages in parallel): a free range is only free until a sandbox binds
+// it, so two processes probing the same slot would both take it, and the
+// second sandbox's Galera fails at start-up ("failed to open gcomm
+// backend connection: Failed to read thread schedparams: No such
+// process": its gcomm thread ended on the bind before the main thread
+// read its parameters). So each slot is also claimed across processes,
+// by a lock file held until the process exits.
 func FreeBasePort(nodes int) int {
 	portMu.Lock()
 	defer portMu.Unlock()
 	for ; nextSlot < 100; nextSlot++ {
 		base := 20000 + 400*nextSlot
-		if rangeFree(base, nodes+2) {
+		if claimSlot(nextSlot) && rangeFree(base, nodes+2) {
 			nextSlot++
 			return base
 		}
 	}
 	panic("sandboxtest: no free port range between 20000 and 60000")
+}
+
+// claimSlot takes slot's lock file (non-blocking) and keeps it for the
+// life of the process; false if another process holds it. The kernel
+// drops the lock when the process ends, however it ends.
+func claimSlot(slot int) bool {
+	dir := filepath.Join(Root, ".ports")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return true // no lock directory: fall back to probing alone
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "slot-"+strconv.Itoa(slot)+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	slotLocks = append(slotLocks, f)
+	return true
 }
 
 func rangeFree(base, nodes int) bool {
