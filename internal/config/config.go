@@ -164,6 +164,14 @@ type Galera struct {
 	// old writer, or its connection ended there) before it answers that
 	// the outcome is unknown.
 	CommitSettleTimeout Duration `toml:"commit_settle_timeout"`
+	// TransactionReplay: "on" (default) records each open transaction's
+	// statements and a checksum of their answers, and runs it again on
+	// the new writer when the writer is lost before its COMMIT (or the
+	// COMMIT did not happen); "off" ends such a transaction with 9002.
+	TransactionReplay string `toml:"transaction_replay"`
+	// TransactionReplayMaxSize bounds the recorded statements of one
+	// transaction (bytes); a larger transaction is not replayed.
+	TransactionReplayMaxSize int `toml:"transaction_replay_max_size"`
 }
 
 // Discovery connects the proxy to the control plane (etcd), where agents
@@ -323,6 +331,7 @@ func Defaults() Config {
 			SiteHoldDown:   Duration(DefaultSiteHoldDown),
 			ReadYourWrites: "on",
 			CommitOutcome:  "on", CommitSettleTimeout: Duration(30 * time.Second),
+			TransactionReplay: "on", TransactionReplayMaxSize: 1 << 20,
 		},
 	}
 }
@@ -472,6 +481,14 @@ func (c *Config) Validate() []string {
 	case "on", "off":
 	default:
 		add("galera.commit_outcome", "%q: use on (a COMMIT lost with the writer is settled from a marker) or off", g.CommitOutcome)
+	}
+	switch g.TransactionReplay {
+	case "on", "off":
+	default:
+		add("galera.transaction_replay", "%q: use on (a transaction lost with the writer is run again on the new one) or off", g.TransactionReplay)
+	}
+	if g.TransactionReplayMaxSize < 0 || g.TransactionReplayMaxSize > 1<<30 {
+		add("galera.transaction_replay_max_size", "%d: use 0 to 1073741824 bytes", g.TransactionReplayMaxSize)
 	}
 	if d := g.CommitSettleTimeout.D(); d < time.Second || d > 10*time.Minute {
 		add("galera.commit_settle_timeout", "%s: use 1s to 10m (how long a lost COMMIT waits for the cluster to settle it)", d)

@@ -29,6 +29,11 @@ type counters struct {
 	// causalReads: reads galeon made causal (wsrep_sync_wait) so that
 	// their session read its own write (read-your-writes, ryw.go).
 	causalReads atomic.Int64
+	// replayed, replayFailed: transactions lost with the writer that
+	// were replayed on the new one, or could not be (a different
+	// answer, no writer); replayTooLarge: transactions that grew past
+	// galera.transaction_replay_max_size.
+	replayed, replayFailed, replayTooLarge atomic.Int64
 }
 
 // RecordConfigApplied records that a shared configuration was applied.

@@ -188,7 +188,10 @@ func (s *session) markerFailed(se *mysqlproto.SQLError) {
 // outcome.Settle) and gives the client the COMMIT's OK if it committed, a
 // 9002 that says it did not, or, after galera.commit_settle_timeout, a
 // 9003 that says the outcome is unknown. Nothing had reached the client.
-func (s *session) settle(c *backend.Conn, m outcome.Marker) error {
+//
+// With replay, a COMMIT that did not commit gets no answer here: the
+// caller replays the transaction and sends the COMMIT again.
+func (s *session) settle(c *backend.Conn, m outcome.Marker, replay bool) (outcome.Verdict, error) {
 	if s.hold.conn == c {
 		s.hold.drop()
 	}
@@ -198,51 +201,109 @@ func (s *session) settle(c *backend.Conn, m outcome.Marker) error {
 	s.bw.Reset(s.out)
 	s.pc.SetSeq(s.cmdSeq)
 	start := time.Now()
-	deadline := start.Add(s.p.cfg.Galera.CommitSettleTimeout.D())
+	deadline := time.NewTimer(s.p.cfg.Galera.CommitSettleTimeout.D())
+	defer deadline.Stop()
+	l := newLooker(s, old, oldAddr, tid, m.Slot)
+	defer l.stop()
 	for {
 		snap := s.p.view.Load()
-		v, how := outcome.Settle(m, s.lookAll(snap, old, oldAddr, tid, m.Slot))
+		l.ask(snap)
+		expired := false
+		select {
+		case look := <-l.results:
+			l.got(look)
+		case <-snap.Changed():
+		case <-time.After(lookEvery):
+		case <-deadline.C:
+			expired = true
+		}
+		v, how := outcome.Settle(m, l.looks())
 		took := time.Since(start).Round(time.Millisecond)
 		switch {
 		case v == outcome.Committed:
 			s.p.markers.committed.Add(1)
 			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: committed (%s); the client got its OK", old, took, how))
-			return s.sendOK()
+			return v, s.sendOK()
+		case v == outcome.NotCommitted && replay:
+			s.p.markers.notCommitted.Add(1)
+			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: not committed (%s); the transaction is replayed", old, took, how))
+			return v, nil
 		case v == outcome.NotCommitted:
 			s.p.markers.notCommitted.Add(1)
 			s.p.counts.abortedWriterChanged.Add(1)
 			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: not committed (%s); the client got 9002", old, took, how))
-			return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			return v, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
 				"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster settled that it did not commit (%s): the transaction was rolled back; retry it", old, how))
-		case time.Now().After(deadline):
+		case expired:
 			s.p.markers.unknown.Add(1)
 			s.p.counts.backendLost.Add(1)
 			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s could not be settled in %s: %s; the client got 9003", old, took, how))
-			return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+			return v, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
 				"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster could not settle its outcome within galera.commit_settle_timeout (%s: %s): it may or may not have committed; check before you retry",
 				old, s.p.cfg.Galera.CommitSettleTimeout.D(), how))
-		}
-		select {
-		case <-snap.Changed():
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
-// lookAll asks every node of the view at once (see lookAt).
-func (s *session) lookAll(snap *topology.Snapshot, old, oldAddr string, tid uint32, slot uint64) []outcome.Look {
-	looks := make([]outcome.Look, len(snap.Servers))
-	var wg sync.WaitGroup
-	for i, srv := range snap.Servers {
-		wg.Add(1)
+// looker asks the nodes about one lost COMMIT: each node at most once at
+// a time (a hung node's look takes lookTimeout), again as soon as its
+// previous answer is in, and the decision is taken on each node's latest
+// answer as it arrives, not after the slowest node's.
+type looker struct {
+	s            *session
+	old, oldAddr string
+	tid          uint32
+	slot         uint64
+	results      chan outcome.Look
+	done         chan struct{}
+	inflight     map[string]bool
+	asked        map[string]time.Time
+	latest       map[string]outcome.Look
+}
+
+// lookEvery spaces two looks at one node.
+const lookEvery = 50 * time.Millisecond
+
+func newLooker(s *session, old, oldAddr string, tid uint32, slot uint64) *looker {
+	return &looker{s: s, old: old, oldAddr: oldAddr, tid: tid, slot: slot, results: make(chan outcome.Look),
+		done: make(chan struct{}), inflight: map[string]bool{}, asked: map[string]time.Time{}, latest: map[string]outcome.Look{}}
+}
+
+// ask starts a look at every node of snap that has none running and was
+// not asked in the last lookEvery.
+func (l *looker) ask(snap *topology.Snapshot) {
+	for _, srv := range snap.Servers {
+		if l.inflight[srv.Name] || time.Since(l.asked[srv.Name]) < lookEvery {
+			continue
+		}
+		l.inflight[srv.Name], l.asked[srv.Name] = true, time.Now()
 		go func() {
-			defer wg.Done()
-			looks[i] = s.lookAt(srv, old, oldAddr, tid, slot)
+			look := l.s.lookAt(srv, l.old, l.oldAddr, l.tid, l.slot)
+			select {
+			case l.results <- look:
+			case <-l.done:
+			}
 		}()
 	}
-	wg.Wait()
-	return looks
 }
+
+// got takes a node's answer.
+func (l *looker) got(look outcome.Look) {
+	l.inflight[look.Node] = false
+	l.latest[look.Node] = look
+}
+
+// looks are the nodes' latest answers.
+func (l *looker) looks() []outcome.Look {
+	out := make([]outcome.Look, 0, len(l.latest))
+	for _, look := range l.latest {
+		out = append(out, look)
+	}
+	return out
+}
+
+// stop lets the looks still running end without being read.
+func (l *looker) stop() { close(l.done) }
 
 // lookTimeout bounds one node's answer: a hung node must not hold the
 // others' answers up.

@@ -20,9 +20,17 @@ import (
 func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, error) {
 	if s.hold.conn != nil && s.hold.conn.WriterEpoch() != 0 && s.hold.conn.WriterEpoch() != s.p.view.Load().Epoch {
 		// The writer changed while this session held a writer connection.
-		stateful := s.hold.stateful()
+		stateful, inTx := s.hold.stateful(), s.hold.kind == holdTx
 		c := s.hold.drop()
 		s.discard(c)
+		if inTx && s.replayable() {
+			// Its COMMIT was never sent: the transaction runs again on
+			// the new writer (replay.go).
+			if err := s.replayTx(c.Server()); err != nil {
+				return nil, "", err
+			}
+			return s.hold.conn, routeHeld, nil
+		}
 		if stateful {
 			s.p.counts.abortedWriterChanged.Add(1)
 			return nil, "", writerChanged(c.Server(), s.p.view.Load())
@@ -501,6 +509,9 @@ func (s *session) anyConn() (*backend.Conn, error) {
 
 func (s *session) comInitDB(pkt []byte) error {
 	db := string(pkt[1:])
+	if s.hold.kind == holdTx {
+		s.tx.broken = "COM_INIT_DB inside it (the schema it ran in is gone)"
+	}
 	c, err := s.anyConn()
 	if err != nil {
 		return s.sendErr(asSQLError(err))

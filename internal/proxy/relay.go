@@ -118,6 +118,9 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			c.MarkBroken()
 			return res, &backendErr{c.Server(), err}
 		}
+		if s.sum.on {
+			s.sum.packet(mysqlproto.RawPayload(raw), st == mysqlproto.FrameDone)
+		}
 		if colDef {
 			if renamed := s.rename.apply(raw); renamed != nil {
 				raw, buffered = renamed, false

@@ -81,6 +81,10 @@ type session struct {
 	// slot is the session's commit-marker slot, 0 until it needs one
 	// (outcome.go).
 	slot uint64
+	// tx is the open transaction as recorded for replay, and sum the
+	// checksum of the answer being relayed (replay.go).
+	tx  txLog
+	sum answerSum
 }
 
 // writeBuffers lend sessions their 8 KiB output buffer for the duration
@@ -423,6 +427,7 @@ func (s *session) resetState() {
 		s.hold.drop()
 		s.release(c)
 	}
+	s.tx.reset()
 	s.vars = map[string]string{}
 	s.varOrder = s.varOrder[:0]
 	s.autocommit = true

@@ -6,6 +6,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/backend"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
+	"github.com/galeon-db/galeon/internal/outcome"
 	"github.com/galeon-db/galeon/internal/sqlclass"
 )
 
@@ -79,6 +80,8 @@ func (s *session) runStatement(st *statement) error {
 	label := routeNone
 	defer func() { s.p.hist.observeStatement(string(label), time.Since(start)) }()
 	var rejected []string
+	// wasInTx: a transaction was open before this statement (replay.go).
+	wasInTx := s.hold.conn != nil && s.hold.kind == holdTx
 	for attempt := 0; ; attempt++ {
 		c, rt, err := s.connFor(st.sql, st.class)
 		if err == nil && len(rejected) > 0 && contains(rejected, c.Server()) && rt != routeHeld {
@@ -135,12 +138,22 @@ func (s *session) runStatement(st *statement) error {
 			response = mysqlproto.ResponseExecute
 		}
 		var res relayResult
+		s.startSum(st, wasInTx)
 		if m, marked := s.markerFor(st, c, rt); marked {
 			var be *backendErr
 			if res, err = s.forwardMarked(c, out, m); errors.As(err, &be) && !res.written {
 				// The answer to the COMMIT was lost with its node: the
-				// cluster says what became of it.
-				return s.settle(c, m)
+				// cluster says what became of it, and a transaction
+				// that did not commit is run again on the new writer.
+				old := c.Server()
+				replay := s.replayable()
+				if v, err := s.settle(c, m, replay); v != outcome.NotCommitted || !replay {
+					return err
+				}
+				if err := s.replayTx(old); err != nil {
+					return s.sendErr(asSQLError(err))
+				}
+				continue
 			}
 		} else {
 			res, err = s.forward(c, out, response)
@@ -162,11 +175,28 @@ func (s *session) runStatement(st *statement) error {
 				}
 				continue
 			}
+			if s.replaysLoss(st, c, wasInTx, res, err) {
+				// The transaction's connection broke before this
+				// statement's answer, and its COMMIT was never sent: the
+				// transaction runs again on the writer, then this
+				// statement.
+				old := c.Server()
+				if s.hold.conn == c {
+					s.hold.drop()
+				}
+				s.discard(c)
+				s.p.suspect(old)
+				if err := s.replayTx(old); err != nil {
+					return s.sendErr(asSQLError(err))
+				}
+				continue
+			}
 			return s.failed(c, st.class, err, res)
 		}
 		c.Pool().CountQuery(len(st.pkt), res.recv)
 		s.done(st, c, res)
 		s.after(c, st.class, res)
+		s.record(st, wasInTx)
 		where := string(rt)
 		if rt == routeHeld {
 			where = c.Server()

@@ -24,6 +24,7 @@ import (
 )
 
 type rig struct {
+	cfg   config.Config // the proxy's configuration, for more proxies
 	sb    *sandbox.Sandbox
 	p     *proxy.Proxy
 	addr  string
@@ -61,7 +62,7 @@ func newRig(t *testing.T, mutate func(*config.Config)) *rig {
 	}
 	db.SetMaxIdleConns(64)
 	t.Cleanup(func() { db.Close() })
-	r := &rig{sb: sb, p: p, addr: addr, db: db, nodes: map[string]*sql.DB{}}
+	r := &rig{cfg: cfg, sb: sb, p: p, addr: addr, db: db, nodes: map[string]*sql.DB{}}
 	for _, n := range sb.Nodes {
 		d, err := sb.DB(n.Name)
 		if err != nil {

@@ -5,12 +5,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/proxy"
+	"github.com/galeon-db/galeon/internal/proxy/proxytest"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
 
@@ -23,45 +29,57 @@ import (
 //     replicates it (the "9002 … rolled back" that had committed);
 //   - not committed: the writer is thawed only after the survivors formed
 //     a Primary component without it, so its COMMIT can no longer be
-//     ordered;
-//   - not committed, the writer killed (kill -9) with the COMMIT unread.
+//     ordered; or it is killed (kill -9) with the COMMIT unread.
 //
 // In each case the client's answer must be the truth, read back from
-// every node: OK and the row there once, or 9002 saying it did not
-// commit and the row nowhere.
+// every node: OK and the row there once. A COMMIT that did not commit is
+// replayed on the new writer (transaction_replay, on by default) and
+// then committed; with replay off, the client gets 9002 saying that it
+// did not commit, and the row is nowhere.
 func TestCommitInFlight(t *testing.T) {
 	r := newRig(t, nil)
+	noReplay, noReplayDB := r.proxyWith(t, func(c *config.Config) { c.Galera.TransactionReplay = "off" })
 	ctx := context.Background()
 	// viewSeen: when the test saw the survivors' view without the writer.
 	var viewSeen time.Time
+	thawAfterView := func(t *testing.T, w string) {
+		r.waitPrimaryWithout(t, w, 30*time.Second)
+		viewSeen = time.Now()
+		if err := r.sb.Resume(w); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
-		name      string
+		name   string
+		replay bool
+		// committed: the first COMMIT committed (else it was replayed,
+		// or, without replay, answered 9002).
 		committed bool
 		fault     func(t *testing.T, writer string)
 	}{
-		{"thawed after the fence, before Galera's eviction", true, func(t *testing.T, w string) {
+		{"thawed after the fence, before Galera's eviction", true, true, func(t *testing.T, w string) {
 			r.waitWriterNot(t, w, 30*time.Second)
 			if err := r.sb.Resume(w); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"thawed after the survivors' view without it", false, func(t *testing.T, w string) {
-			r.waitPrimaryWithout(t, w, 30*time.Second)
-			viewSeen = time.Now()
-			if err := r.sb.Resume(w); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"killed with the COMMIT unread", false, func(t *testing.T, w string) {
+		{"thawed after the survivors' view without it", true, false, thawAfterView},
+		{"killed with the COMMIT unread", true, false, func(t *testing.T, w string) {
 			if err := r.sb.Kill(w); err != nil {
 				t.Fatal(err)
 			}
 		}},
+		{"thawed after the survivors' view without it, no replay", false, false, thawAfterView},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			p, db := r.p, r.db
+			if !tc.replay {
+				p, db = noReplay, noReplayDB
+			}
 			r.waitWhole(t)
-			w, _ := r.p.View().Load().Writer()
-			conn, err := r.db.Conn(ctx)
+			before := counters(p)
+			w, _ := p.View().Load().Writer()
+			conn, err := db.Conn(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,22 +112,30 @@ func TestCommitInFlight(t *testing.T) {
 				t.Logf("FIGURE answered %s after the test saw the survivors' view without %s", time.Since(viewSeen).Round(time.Millisecond), w.Name)
 				viewSeen = time.Time{}
 			}
-			if w.Name != "" {
-				// Whatever the case, the frozen node is thawed for the
-				// next one (a no-op on a running or killed node).
-				_ = r.sb.Resume(w.Name)
-			}
+			// Whatever the case, the frozen node is thawed for the next
+			// one (a no-op on a running or killed node).
+			_ = r.sb.Resume(w.Name)
+			after := counters(p)
+			delta := func(name string) int64 { return after[name] - before[name] }
 			var me *mysql.MySQLError
 			switch {
-			case tc.committed && got != nil:
-				t.Errorf("COMMIT answered %v; it committed (the node ran it after the thaw)", got)
-			case !tc.committed && (!errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "did not commit")):
+			case tc.replay && got != nil:
+				t.Errorf("COMMIT answered %v; want OK (committed, or replayed and committed)", got)
+			case !tc.replay && (!errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "did not commit")):
 				t.Errorf("COMMIT answered %v; want 9002 saying that it did not commit", got)
 			}
+			switch {
+			case tc.committed && delta("commits_settled_committed") != 1:
+				t.Errorf("commits_settled_committed +%d, want +1", delta("commits_settled_committed"))
+			case !tc.committed && delta("commits_settled_not_committed") != 1:
+				t.Errorf("commits_settled_not_committed +%d, want +1", delta("commits_settled_not_committed"))
+			case !tc.committed && tc.replay && delta("transactions_replayed") != 1:
+				t.Errorf("transactions_replayed +%d, want +1", delta("transactions_replayed"))
+			}
 			r.waitWhole(t)
-			want := 0
-			if tc.committed {
-				want = 1
+			want := 1
+			if !tc.replay && !tc.committed {
+				want = 0
 			}
 			for _, node := range r.sb.Nodes {
 				name, db := node.Name, r.direct(t, node.Name)
@@ -123,11 +149,36 @@ func TestCommitInFlight(t *testing.T) {
 			}
 		})
 	}
-	for _, c := range r.p.Counters() {
-		if strings.HasPrefix(c.Name, "commits_") {
-			t.Logf("%s = %d", c.Name, c.Value)
-		}
+}
+
+// counters reads a proxy's outcome counters by name.
+func counters(p *proxy.Proxy) map[string]int64 {
+	m := map[string]int64{}
+	for _, c := range p.Counters() {
+		m[c.Name] = c.Value
 	}
+	return m
+}
+
+// proxyWith starts another proxy on the rig's sandbox, with the rig's
+// configuration changed by mutate, and a client pool on it.
+func (r *rig) proxyWith(t *testing.T, mutate func(*config.Config)) (*proxy.Proxy, *sql.DB) {
+	t.Helper()
+	cfg := r.cfg
+	cfg.Servers = slices.Clone(r.cfg.Servers)
+	cfg.Users = slices.Clone(r.cfg.Users)
+	mutate(&cfg)
+	p, addr := proxytest.Start(t, &cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c := r.sb.Credentials
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", addr, "app"
+	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = 5*time.Second, 60*time.Second, 20*time.Second
+	db, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return p, db
 }
 
 // waitWriterNot waits until the proxy's writer is a node other than old.
