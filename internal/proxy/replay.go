@@ -168,22 +168,32 @@ func (s *session) replayable() bool { return s.replayOn() && s.tx.broken == "" }
 
 // replaysLoss says whether a statement whose connection broke (err)
 // before any of its answer reached the client is run again after its
-// transaction is replayed: it was inside a transaction (or opens one in
-// a session without autocommit), that transaction's COMMIT was never
-// sent, and it can be replayed.
-func (s *session) replaysLoss(st *statement, c *backend.Conn, wasInTx bool, res relayResult, err error) bool {
+// transaction is replayed (replayLost): it was inside the transaction,
+// commits nothing (so the transaction's COMMIT was never sent), and can
+// be sent again.
+func (s *session) replaysLoss(st *statement, c *backend.Conn, res relayResult, err error) bool {
 	var be *backendErr
-	if !errors.As(err, &be) || res.written || !commitsNothing(st.class) || !s.replayable() ||
-		st.kind == bulkStatement || st.cursor || s.longData || s.hold.kind == holdPinned {
-		return false
+	return errors.As(err, &be) && !res.written && commitsNothing(st.class) &&
+		st.kind != bulkStatement && !st.cursor && !s.longData
+}
+
+// replayLost handles c, the open transaction's connection, broken before
+// any answer to a command that commits nothing reached the client: if
+// the transaction can be replayed it is, on the writer, and handled is
+// true; err is then the error the client was sent, if the replay failed
+// (nil: the command goes on, on the new connection).
+func (s *session) replayLost(c *backend.Conn) (handled bool, err error) {
+	if s.hold.conn != c || s.hold.kind != holdTx || !s.replayable() {
+		return false, nil
 	}
-	if !wasInTx {
-		if s.autocommit {
-			return false
-		}
-		s.tx.reset()
+	old := c.Server()
+	s.hold.drop()
+	s.discard(c)
+	s.p.suspect(old)
+	if err := s.replayTx(old); err != nil {
+		return true, s.sendErr(asSQLError(err))
 	}
-	return true
+	return true, nil
 }
 
 // errReplayMismatch: a replayed statement's answer differed from the one

@@ -175,21 +175,17 @@ func (s *session) runStatement(st *statement) error {
 				}
 				continue
 			}
-			if s.replaysLoss(st, c, wasInTx, res, err) {
+			if s.replaysLoss(st, c, res, err) {
 				// The transaction's connection broke before this
 				// statement's answer, and its COMMIT was never sent: the
 				// transaction runs again on the writer, then this
 				// statement.
-				old := c.Server()
-				if s.hold.conn == c {
-					s.hold.drop()
+				if handled, err := s.replayLost(c); handled {
+					if err != nil {
+						return err
+					}
+					continue
 				}
-				s.discard(c)
-				s.p.suspect(old)
-				if err := s.replayTx(old); err != nil {
-					return s.sendErr(asSQLError(err))
-				}
-				continue
 			}
 			return s.failed(c, st.class, err, res)
 		}

@@ -117,6 +117,16 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 	}
 }
 
+// prepareLost handles a PREPARE whose connection broke before any of
+// its answer: on an open transaction's connection that is replayed, the
+// PREPARE goes again (again); otherwise the client gets the error.
+func (s *session) prepareLost(c *backend.Conn, err error, res relayResult) (again bool, _ error) {
+	if handled, rerr := s.replayLost(c); handled {
+		return rerr == nil, rerr
+	}
+	return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
+}
+
 // prepareOn prepares the client's statement on the node the router picks
 // and relays the answer; again asks for another attempt elsewhere, when
 // the node refused the PREPARE with 1047 (it ran nothing: the node has
@@ -143,13 +153,13 @@ func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename co
 	}
 	makeRoom(c)
 	c.ResetSeq()
-	if err := c.WritePacket(pkt); err != nil {
-		c.MarkBroken()
-		return false, s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
+	err = c.WritePacket(pkt)
+	if err == nil {
+		err = c.Flush()
 	}
-	if err := c.Flush(); err != nil {
+	if err != nil {
 		c.MarkBroken()
-		return false, s.backendFailed(c, &backendErr{c.Server(), err}, relayResult{})
+		return s.prepareLost(c, err, relayResult{})
 	}
 	f := &s.framer
 	f.Reset(mysqlproto.ResponsePrepare, c.Caps)
@@ -159,6 +169,9 @@ func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename co
 		raw, err := c.ReadRawPacket()
 		if err != nil {
 			c.MarkBroken()
+			if first {
+				return s.prepareLost(c, err, res)
+			}
 			return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
 		}
 		colDef := rename.from != "" && f.InColumnDefs()

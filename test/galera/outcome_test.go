@@ -266,3 +266,146 @@ func (r *rig) direct(t *testing.T, node string) *sql.DB {
 	}
 	return db
 }
+
+// TestTransactionReplay loses the writer under an open transaction and
+// checks that the client carries on as if nothing happened, or, when
+// the replay cannot stand for what the client saw, gets 9002 and nothing
+// of the transaction is anywhere:
+//
+//   - the writer killed (kill -9) between two statements;
+//   - the writer frozen (SIGSTOP) with a statement in flight, fenced,
+//     and thawed after the transaction went on elsewhere;
+//   - a transaction that read NOW(6): its replay reads another time.
+func TestTransactionReplay(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	rows := func(t *testing.T, tag string) map[string]int {
+		t.Helper()
+		out := map[string]int{}
+		for _, node := range r.sb.Nodes {
+			var n int
+			if err := r.direct(t, node.Name).QueryRow("SET STATEMENT wsrep_sync_wait=1 FOR SELECT COUNT(*) FROM app.ledger WHERE node = ?", tag).Scan(&n); err != nil {
+				t.Fatalf("%s: %v", node.Name, err)
+			}
+			out[node.Name] = n
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		// readsNow: the transaction reads NOW(6) (the replay must fail).
+		readsNow bool
+		// inFlight: the fault comes while the second INSERT is sent.
+		inFlight bool
+		fault    func(t *testing.T, writer string)
+	}{
+		{"writer killed between statements", false, false, func(t *testing.T, w string) {
+			if err := r.sb.Kill(w); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"writer frozen with a statement in flight", false, true, func(t *testing.T, w string) {
+			r.waitWriterNot(t, w, 30*time.Second)
+		}},
+		{"a transaction that read NOW(6)", true, false, func(t *testing.T, w string) {
+			if err := r.sb.Kill(w); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.waitWhole(t)
+			before := counters(r.p)
+			w, _ := r.p.View().Load().Writer()
+			conn, err := r.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			tag := fmt.Sprintf("replay-%d", time.Now().UnixNano())
+			var firstID, secondID int64
+			run := func() error {
+				if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+					return err
+				}
+				res, err := conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES (?, NOW(6))", tag)
+				if err != nil {
+					return err
+				}
+				firstID, _ = res.LastInsertId()
+				if tc.readsNow {
+					var now string
+					if err := conn.QueryRowContext(ctx, "SELECT NOW(6)").Scan(&now); err != nil {
+						return err
+					}
+				}
+				var n int
+				if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM app.ledger WHERE node = ?", tag).Scan(&n); err != nil || n != 1 {
+					return fmt.Errorf("own row in the transaction: %d, %v", n, err)
+				}
+				if tc.inFlight {
+					if err := r.sb.Pause(w.Name); err != nil {
+						t.Fatal(err)
+					}
+					done := make(chan struct{})
+					go func() { defer close(done); tc.fault(t, w.Name) }()
+					defer func() { <-done; _ = r.sb.Resume(w.Name) }()
+				} else {
+					tc.fault(t, w.Name)
+				}
+				res, err = conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES (?, NOW(6))", tag)
+				if err != nil {
+					return err
+				}
+				secondID, _ = res.LastInsertId()
+				_, err = conn.ExecContext(ctx, "COMMIT")
+				return err
+			}
+			got := run()
+			_ = r.sb.Resume(w.Name)
+			after := counters(r.p)
+			t.Logf("FIGURE %s on %s: %v; replayed +%d, replay failed +%d", tc.name, w.Name, got,
+				after["transactions_replayed"]-before["transactions_replayed"], after["transactions_replay_failed"]-before["transactions_replay_failed"])
+			r.waitWhole(t)
+			have := rows(t, tag)
+			var me *mysql.MySQLError
+			switch {
+			case tc.readsNow:
+				if !errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "answered differently") {
+					t.Errorf("got %v; want 9002 saying that the replay answered differently", got)
+				}
+				for node, n := range have {
+					if n != 0 {
+						t.Errorf("%s has %d rows of the failed transaction", node, n)
+					}
+				}
+			default:
+				if got != nil {
+					t.Fatalf("the transaction failed: %v", got)
+				}
+				for node, n := range have {
+					if n != 2 {
+						t.Errorf("%s has %d rows of the transaction, want 2", node, n)
+					}
+				}
+				var ids []int64
+				qr, err := r.direct(t, "node1").QueryContext(ctx, "SELECT id FROM app.ledger WHERE node = ? ORDER BY id", tag)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for qr.Next() {
+					var id int64
+					_ = qr.Scan(&id)
+					ids = append(ids, id)
+				}
+				qr.Close()
+				if len(ids) != 2 || ids[0] != firstID || ids[1] != secondID {
+					t.Errorf("rows have ids %v; the client was given %d and %d", ids, firstID, secondID)
+				}
+				if after["transactions_replayed"]-before["transactions_replayed"] != 1 {
+					t.Errorf("transactions_replayed +%d, want +1", after["transactions_replayed"]-before["transactions_replayed"])
+				}
+			}
+		})
+	}
+}
