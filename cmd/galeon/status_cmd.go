@@ -108,6 +108,9 @@ func runStatus(ctx context.Context, args []string) error {
 			if cp != nil {
 				fmt.Print(cp.text())
 			}
+			for _, l := range wsrepview.Durability(rows) {
+				fmt.Println(l)
+			}
 			fmt.Println(wsrepview.Header())
 		}
 		sites := wsrepview.Sites(rows, arbs)

@@ -29,6 +29,8 @@ var statusNames = []string{
 var variableNames = []string{
 	"wsrep_desync", "wsrep_reject_queries", "wsrep_sst_donor_rejects_queries", "wsrep_sst_method",
 	"read_only", "wsrep_provider_options", "pxc_maint_mode",
+	// What a crash of every node can lose (DurabilityRisk).
+	"innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin",
 }
 
 // GlobalsKey is the poll's fingerprint of the node's session defaults:

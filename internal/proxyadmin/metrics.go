@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/metrics"
 	"github.com/galeon-db/galeon/internal/proxy"
 )
@@ -86,6 +87,8 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_settled_committed"], map[string]string{"outcome": "committed"}),
 		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_settled_not_committed"], map[string]string{"outcome": "not_committed"}),
 		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_unknown"], map[string]string{"outcome": "unknown"}),
+		counter("galeon_transactions_replayed_total", "Transactions lost with the writer and replayed on the new one, every answer as the client saw it.", c["transactions_replayed"], nil),
+		counter("galeon_transactions_replay_failed_total", "Transactions lost with the writer whose replay answered differently or found no writer (the client got 9002).", c["transactions_replay_failed"], nil),
 		counter("galeon_commits_without_marker_total", "COMMITs of transactions that wrote, sent without a commit marker (markers off for the account, or a compressed link).", c["commits_without_marker"], nil),
 		counter("galeon_causal_reads_total", "Reads galeon made causal (wsrep_sync_wait) so that their session read its own write.", c["causal_reads"], nil),
 		counter("galeon_degraded_writer_decisions_total", "Writer changes this proxy made alone while the control plane was unreachable.", c["degraded_writer_decisions"], nil),
@@ -109,6 +112,13 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 		)
 		if ch.Err != "" {
 			continue
+		}
+		if _, read := ch.Vars["innodb_flush_log_at_trx_commit"]; read {
+			risk := 0.0
+			if galera.DurabilityRisk(ch.Vars) != "" {
+				risk = 1
+			}
+			ms = append(ms, gauge("galeon_node_durability_risk", "1 when the node's settings let a crash of every node lose acknowledged commits (innodb_flush_log_at_trx_commit != 1, or sync_binlog != 1 with the binary log on): see galera_checks.durability_risk.", ch.Node, risk))
 		}
 		for _, v := range wsrepSeries {
 			if f, err := strconv.ParseFloat(ch.Vars[v.variable], 64); err == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/admin"
 	"github.com/galeon-db/galeon/internal/config"
+	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/topology"
 )
@@ -352,6 +353,7 @@ var checkColumns = []struct{ col, v string }{
 	{"donor_rejects_queries", "wsrep_sst_donor_rejects_queries"}, {"sst_method", "wsrep_sst_method"},
 	{"read_only", "read_only"}, {"pxc_maint_mode", "pxc_maint_mode"}, {"cluster_uuid", "wsrep_cluster_state_uuid"},
 	{"cert_failures", "wsrep_local_cert_failures"}, {"fc_paused_ns", "wsrep_flow_control_paused_ns"},
+	{"flush_log_at_trx_commit", "innodb_flush_log_at_trx_commit"}, {"sync_binlog", "sync_binlog"},
 }
 
 // checks is the monitor's latest check of every node (galera_checks).
@@ -364,6 +366,7 @@ func checks(p *proxy.Proxy) admin.Table {
 	for _, c := range checkColumns {
 		cols = append(cols, admin.Column{Name: c.col, Kind: admin.Text})
 	}
+	cols = append(cols, admin.Column{Name: "durability_risk", Kind: admin.Text})
 	return admin.Table{
 		Name: "galera_checks", Columns: cols,
 		Rows: func() [][]any {
@@ -378,6 +381,7 @@ func checks(p *proxy.Proxy) admin.Table {
 						row = append(row, nil)
 					}
 				}
+				row = append(row, galera.DurabilityRisk(c.Vars))
 				out = append(out, row)
 			}
 			return out

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/galeon-db/galeon/internal/galera"
 )
 
 // Row is what one node looked like over one interval.
@@ -16,6 +18,9 @@ type Row struct {
 	Error string    `json:"error,omitempty"`
 
 	ClusterStatus string `json:"cluster_status,omitempty"` // Primary, non-Primary, Disconnected
+	// DurabilityRisk says how the node's settings let a crash of every
+	// node lose acknowledged commits ("" if they do not).
+	DurabilityRisk string `json:"durability_risk,omitempty"`
 	// ConfID is wsrep_cluster_conf_id in a Primary component, -1 outside
 	// one (Galera then reports 2^64-1: there is no configuration).
 	ConfID     int64  `json:"conf_id"`
@@ -105,6 +110,7 @@ func Compute(prev *Sample, cur Sample) Row {
 	}
 	r.Delayed = cur.Vars["wsrep_evs_delayed"]
 	r.Members, r.Arbitrators = Arbitrators(cur.Vars["wsrep_incoming_addresses"], r.Size)
+	r.DurabilityRisk = galera.DurabilityRisk(cur.Vars)
 	if prev == nil || prev.Err != nil {
 		return r
 	}
@@ -358,6 +364,27 @@ func (a ArbitratorRow) Line() string {
 		size = fmt.Sprint(a.Size)
 	}
 	return fmt.Sprintf("%-8s %-16s %1s %4s %2s %3s %-11s | arbitrator (garbd) %s: votes, holds no data", ts, trunc(a.Name, 16), p, "-", size, "-", "arbitrator", a.Address)
+}
+
+// Durability lists the nodes whose settings let a crash of every node
+// lose acknowledged commits, one line per distinct risk: "── durability:
+// node1, node2: innodb_flush_log_at_trx_commit=2: …".
+func Durability(rows []Row) []string {
+	var risks []string
+	nodes := map[string][]string{}
+	for _, r := range rows {
+		if r.Up && r.DurabilityRisk != "" {
+			if nodes[r.DurabilityRisk] == nil {
+				risks = append(risks, r.DurabilityRisk)
+			}
+			nodes[r.DurabilityRisk] = append(nodes[r.DurabilityRisk], r.Node)
+		}
+	}
+	var out []string
+	for _, risk := range risks {
+		out = append(out, fmt.Sprintf("── durability: %s: %s", strings.Join(nodes[risk], ", "), risk))
+	}
+	return out
 }
 
 // Unnamed describes the arbitrators the data nodes count but nobody

@@ -199,3 +199,19 @@ func TestArbitratorsFromIncomingAddresses(t *testing.T) {
 		t.Errorf("unnamed: %q", u)
 	}
 }
+
+func TestDurability(t *testing.T) {
+	rows := []Row{
+		{Node: "node1", Up: true, DurabilityRisk: "innodb_flush_log_at_trx_commit=2: x"},
+		{Node: "node2", Up: true},
+		{Node: "node3", Up: true, DurabilityRisk: "innodb_flush_log_at_trx_commit=2: x"},
+		{Node: "node4", Up: false, DurabilityRisk: "stale"},
+	}
+	got := Durability(rows)
+	if len(got) != 1 || got[0] != "── durability: node1, node3: innodb_flush_log_at_trx_commit=2: x" {
+		t.Errorf("Durability = %q", got)
+	}
+	if Durability(rows[1:2]) != nil {
+		t.Error("a node without a risk gets no line")
+	}
+}

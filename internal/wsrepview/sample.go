@@ -37,6 +37,15 @@ func Fetch(ctx context.Context, node string, db *sql.DB) Sample {
 	if s.Err == nil && len(s.Vars) == 0 {
 		s.Err = errNotGalera
 	}
+	if s.Err == nil {
+		// The settings that decide what a crash of every node loses
+		// (galera.DurabilityRisk); an account that cannot read them
+		// leaves them out.
+		var flush, sync, logBin sql.NullString
+		if db.QueryRowContext(ctx, "SELECT @@global.innodb_flush_log_at_trx_commit, @@global.sync_binlog, IF(@@global.log_bin, 'ON', 'OFF')").Scan(&flush, &sync, &logBin) == nil {
+			s.Vars["innodb_flush_log_at_trx_commit"], s.Vars["sync_binlog"], s.Vars["log_bin"] = flush.String, sync.String, logBin.String
+		}
+	}
 	return s
 }
 

@@ -120,7 +120,11 @@ function drawNodes(servers, checks, pool, writer) {
       c.segment != null ? el("dt", {}, "segment") : null, c.segment != null ? el("dd", {}, String(c.segment)) : null,
       el("dt", {}, "cluster"), el("dd", {}, (c.cluster_size || "?") + " nodes · seqno " + (c.last_committed || "?")),
       ps[s.name] ? el("dt", {}, "connections") : null,
-      ps[s.name] ? el("dd", {}, ps[s.name].ConnUsed + " used · " + ps[s.name].ConnFree + " idle") : null);
+      ps[s.name] ? el("dd", {}, ps[s.name].ConnUsed + " used · " + ps[s.name].ConnFree + " idle") : null,
+      // Settings that let a crash of every node lose acknowledged
+      // commits (galera.DurabilityRisk).
+      c.durability_risk ? el("dt", {}, "durability") : null,
+      c.durability_risk ? el("dd", { class: "risk" }, c.durability_risk) : null);
     const actions = el("div", { class: "actions" });
     if (s.admin_state === "drain") actions.append(el("button", { onclick: () => act("undrain", s.name) }, "Undrain"));
     else actions.append(el("button", { onclick: () => act("drain", s.name) }, "Drain"));
