@@ -46,8 +46,15 @@ type Marker struct {
 }
 
 // Statement is the marker's write, sent right before the COMMIT on the
-// transaction's connection so that it lands in the same write-set.
-func (m Marker) Statement() string {
+// transaction's connection so that it lands in the same write-set. A
+// slot's first marker inserts its row (exists: false); later ones update
+// it, which costs the node one index lookup instead of an insert attempt
+// and a duplicate-key update, and must report one affected row (else the
+// row is gone and this COMMIT has no marker).
+func (m Marker) Statement(exists bool) string {
+	if exists {
+		return fmt.Sprintf("UPDATE %s.%s SET token = %d, at = NOW(6) WHERE slot = %d", Schema, Table, m.Token, m.Slot)
+	}
 	return fmt.Sprintf("INSERT INTO %s.%s (slot, token, at) VALUES (%d, %d, NOW(6)) ON DUPLICATE KEY UPDATE token = VALUES(token), at = VALUES(at)",
 		Schema, Table, m.Slot, m.Token)
 }

@@ -42,8 +42,11 @@ func TestSettle(t *testing.T) {
 
 func TestStatements(t *testing.T) {
 	m := Marker{Slot: 1<<40 | 3, Token: 99}
-	if got := m.Statement(); !strings.Contains(got, "VALUES (1099511627779, 99, NOW(6))") || !strings.HasPrefix(got, "INSERT INTO galeon.commit_marker") {
-		t.Errorf("Statement = %s", got)
+	if got := m.Statement(false); !strings.Contains(got, "VALUES (1099511627779, 99, NOW(6))") || !strings.HasPrefix(got, "INSERT INTO galeon.commit_marker") {
+		t.Errorf("Statement(false) = %s", got)
+	}
+	if got := m.Statement(true); got != "UPDATE galeon.commit_marker SET token = 99, at = NOW(6) WHERE slot = 1099511627779" {
+		t.Errorf("Statement(true) = %s", got)
 	}
 	if got := ReadStatement(5); got != "SET STATEMENT wsrep_sync_wait=1 FOR SELECT token FROM galeon.commit_marker WHERE slot = 5" {
 		t.Errorf("ReadStatement = %s", got)

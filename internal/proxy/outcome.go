@@ -30,8 +30,9 @@ type markers struct {
 	prefix uint64
 	token  atomic.Uint64
 
-	mu   sync.Mutex
-	free []uint32
+	mu sync.Mutex
+	// free are the slots of ended sessions; row: the slot's row exists.
+	free []freeSlot
 	next uint32
 	// off: accounts whose marker write failed because the marker is not
 	// set up for them (warned once; their COMMITs go alone).
@@ -48,23 +49,28 @@ func newMarkers() *markers {
 	return m
 }
 
-// slot returns a free slot.
-func (m *markers) slot() uint64 {
+type freeSlot struct {
+	n   uint32
+	row bool
+}
+
+// slot returns a free slot, and whether its row exists.
+func (m *markers) slot() (uint64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if n := len(m.free); n > 0 {
-		s := m.free[n-1]
+		f := m.free[n-1]
 		m.free = m.free[:n-1]
-		return m.prefix | uint64(s)
+		return m.prefix | uint64(f.n), f.row
 	}
 	m.next++
-	return m.prefix | uint64(m.next)
+	return m.prefix | uint64(m.next), false
 }
 
 // release gives a slot back once its session ended.
-func (m *markers) release(slot uint64) {
+func (m *markers) release(slot uint64, row bool) {
 	m.mu.Lock()
-	m.free = append(m.free, uint32(slot))
+	m.free = append(m.free, freeSlot{uint32(slot), row})
 	m.mu.Unlock()
 }
 
@@ -116,7 +122,7 @@ func (s *session) markerFor(st *statement, c *backend.Conn, rt route) (outcome.M
 		return outcome.Marker{}, false
 	}
 	if s.slot == 0 {
-		s.slot = s.p.markers.slot()
+		s.slot, s.slotRow = s.p.markers.slot()
 	}
 	return outcome.Marker{Slot: s.slot, Token: s.p.markers.token.Add(1)}, true
 }
@@ -129,11 +135,16 @@ func (s *session) markerFor(st *statement, c *backend.Conn, rt route) (outcome.M
 // deadlock, as a bare COMMIT would have. Any other marker error leaves
 // the transaction whole and its COMMIT's answer stands; one that says
 // the marker is not set up turns markers off for the account.
-func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker) (relayResult, error) {
+//
+// marked says whether the marker is in the COMMIT's write-set, as far as
+// is known: false once its answer said it wrote nothing (an error, or an
+// update of a row someone deleted), and then a lost COMMIT cannot be
+// settled from it.
+func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker) (res relayResult, marked bool, err error) {
 	s.running.Store(c)
 	defer s.running.Store(nil)
 	c.ResetSeq()
-	err := c.WritePacket(mysqlproto.AppendComQuery(nil, m.Statement(), c.Caps))
+	err = c.WritePacket(mysqlproto.AppendComQuery(nil, m.Statement(s.slotRow), c.Caps))
 	if err == nil {
 		c.ResetSeq()
 		err = c.WritePacket(commit)
@@ -143,30 +154,46 @@ func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker
 	}
 	if err != nil {
 		c.MarkBroken()
-		return relayResult{}, &backendErr{c.Server(), err}
+		return relayResult{}, true, &backendErr{c.Server(), err}
 	}
 	c.SetSeq(1)
-	merr := c.Discard(mysqlproto.ResponseQuery)
-	if merr != nil && c.Broken() {
-		return relayResult{}, &backendErr{c.Server(), merr}
+	pkt, err := c.ReadPacket()
+	if err != nil {
+		c.MarkBroken()
+		return relayResult{}, true, &backendErr{c.Server(), err}
 	}
 	var se *mysqlproto.SQLError
-	errors.As(merr, &se)
+	switch {
+	case mysqlproto.IsErr(pkt):
+		if se, _ = mysqlproto.ParseErr(pkt); se == nil {
+			se = mysqlproto.NewSQLError(mysqlproto.ErUnknownComError, "commit marker: malformed error")
+		}
+	case mysqlproto.IsOK(pkt):
+		ok, perr := mysqlproto.ParseOK(pkt, c.Caps)
+		marked = perr == nil && ok.AffectedRows > 0
+		// A row that was there is there for the next marker; an update
+		// that found none (deleted by hand) makes the next one insert.
+		s.slotRow = marked
+	default:
+		c.MarkBroken()
+		return relayResult{}, true, &backendErr{c.Server(), errors.New("commit marker: unexpected answer")}
+	}
 	c.SetSeq(1)
 	if se != nil && se.Code == mysqlproto.ErLockDeadlock {
 		if err := c.Discard(mysqlproto.ResponseQuery); err != nil && c.Broken() {
-			return relayResult{}, &backendErr{c.Server(), err}
+			return relayResult{}, false, &backendErr{c.Server(), err}
 		}
 		st := mysqlproto.StatusFlag(0)
 		if s.autocommit {
 			st = mysqlproto.ServerStatusAutocommit
 		}
-		return relayResult{isErr: true, written: true, statusKnown: true, status: st}, s.sendErr(se)
+		return relayResult{isErr: true, written: true, statusKnown: true, status: st}, false, s.sendErr(se)
 	}
 	if se != nil {
 		s.markerFailed(se)
 	}
-	return s.relay(c, mysqlproto.ResponseQuery)
+	res, err = s.relay(c, mysqlproto.ResponseQuery)
+	return res, marked, err
 }
 
 // markerFailed reports a marker write that failed without harming the

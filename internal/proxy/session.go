@@ -79,8 +79,9 @@ type session struct {
 	// ryw: read-your-writes (ryw.go).
 	ryw rywState
 	// slot is the session's commit-marker slot, 0 until it needs one
-	// (outcome.go).
-	slot uint64
+	// (outcome.go); slotRow: its row exists.
+	slot    uint64
+	slotRow bool
 	// tx is the open transaction as recorded for replay, and sum the
 	// checksum of the answer being relayed (replay.go).
 	tx  txLog
@@ -406,7 +407,7 @@ func (s *session) dispatch(pkt []byte) (quit bool, err error) {
 // closed) by the pool, never handed to another session as it is.
 func (s *session) releaseAll() {
 	if s.slot != 0 {
-		s.p.markers.release(s.slot)
+		s.p.markers.release(s.slot, s.slotRow)
 		s.slot = 0
 	}
 	if s.hold.conn != nil {

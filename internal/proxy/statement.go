@@ -141,7 +141,8 @@ func (s *session) runStatement(st *statement) error {
 		s.startSum(st, wasInTx)
 		if m, marked := s.markerFor(st, c, rt); marked {
 			var be *backendErr
-			if res, err = s.forwardMarked(c, out, m); errors.As(err, &be) && !res.written {
+			var marked bool
+			if res, marked, err = s.forwardMarked(c, out, m); errors.As(err, &be) && !res.written && marked {
 				// The answer to the COMMIT was lost with its node: the
 				// cluster says what became of it, and a transaction
 				// that did not commit is run again on the new writer.
