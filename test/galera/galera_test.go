@@ -53,15 +53,7 @@ func newRig(t *testing.T, mutate func(*config.Config)) *rig {
 		level = slog.LevelDebug
 	}
 	p, addr := proxytest.Start(t, &cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", addr, "app"
-	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = 5*time.Second, 20*time.Second, 20*time.Second
-	db, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxIdleConns(64)
-	t.Cleanup(func() { db.Close() })
+	db := appDB(t, sb, addr)
 	r := &rig{cfg: cfg, sb: sb, p: p, addr: addr, db: db, nodes: map[string]*sql.DB{}}
 	for _, n := range sb.Nodes {
 		d, err := sb.DB(n.Name)
@@ -83,6 +75,24 @@ func newRig(t *testing.T, mutate func(*config.Config)) *rig {
 	}
 	r.waitWriter(t, "node1", 10*time.Second)
 	return r
+}
+
+// appDB is a pool of application connections through the proxy at addr.
+// Reads may wait 60 s: a COMMIT lost with the writer waits for the
+// cluster's answer (galera.commit_settle_timeout).
+func appDB(t *testing.T, sb *sandbox.Sandbox, addr string) *sql.DB {
+	t.Helper()
+	c := sb.Credentials
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", addr, "app"
+	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = 5*time.Second, 60*time.Second, 20*time.Second
+	db, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxIdleConns(64)
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // waitWriter waits until the proxy routes writes to node.

@@ -169,16 +169,7 @@ func (r *rig) proxyWith(t *testing.T, mutate func(*config.Config)) (*proxy.Proxy
 	cfg.Users = slices.Clone(r.cfg.Users)
 	mutate(&cfg)
 	p, addr := proxytest.Start(t, &cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c := r.sb.Credentials
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", addr, "app"
-	mc.Timeout, mc.ReadTimeout, mc.WriteTimeout = 5*time.Second, 60*time.Second, 20*time.Second
-	db, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return p, db
+	return p, appDB(t, r.sb, addr)
 }
 
 // waitWriterNot waits until the proxy's writer is a node other than old.
