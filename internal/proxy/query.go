@@ -253,8 +253,14 @@ func (s *session) lostDuring(c *backend.Conn, r sqlclass.Result, err error, res 
 		s.p.counts.backendLost.Add(1)
 		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
 			"galeon: the writer role moved away from %s while this statement ran there; %s", c.Server(), what)
+	case nothing:
+		s.p.counts.abortedWriterChanged.Add(1)
+		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: lost connection to backend %s (%v) while this statement ran there; %s", be.server, be.err, what)
 	default:
 		s.p.counts.backendLost.Add(1)
+		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+			"galeon: lost connection to backend %s (%v) while this statement ran there; %s", be.server, be.err, what)
 	}
 	s.p.suspect(be.server)
 	if res.recv > s.bw.Buffered() {
@@ -371,8 +377,10 @@ func (s *session) retryElsewhere(c *backend.Conn, r sqlclass.Result, hg route, a
 		s.p.counts.notReadyRetries.Add(1)
 		return nr.server, true
 	}
+	// A BEGIN outside a transaction is sent again as a read is: it
+	// changed nothing on the lost connection.
 	var be *backendErr
-	if !errors.As(err, &be) || attempt >= 2 || hg == routeHeld || r.IsWrite() || !s.autocommit || res.written {
+	if !errors.As(err, &be) || attempt >= 2 || hg == routeHeld || (r.IsWrite() && r.Kind != sqlclass.Begin) || !s.autocommit || res.written {
 		return "", false
 	}
 	if s.hold.conn == c {

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -85,9 +86,10 @@ func (a *answerSum) ok(p []byte) {
 // answered.
 type txEntry struct {
 	kind statementKind
-	pkt  []byte
-	cs   *clientStmt
-	sum  uint32
+	// from, to: the command's bytes in the log's buf.
+	from, to int
+	cs       *clientStmt
+	sum      uint32
 	// insertID: the AUTO_INCREMENT id a one-row INSERT generated, which
 	// its replay must generate too (see rerun).
 	insertID uint64
@@ -96,7 +98,10 @@ type txEntry struct {
 // txLog is the open transaction of a session, for replay.
 type txLog struct {
 	entries []txEntry
-	size    int
+	// buf holds the commands one after another; it and entries keep
+	// their capacity from one transaction to the next, so recording
+	// allocates nothing once a session's transactions have run.
+	buf []byte
 	// wrote: a statement may have written rows (its COMMIT carries a
 	// marker).
 	wrote bool
@@ -104,7 +109,7 @@ type txLog struct {
 	broken string
 }
 
-func (l *txLog) reset() { *l = txLog{entries: l.entries[:0]} }
+func (l *txLog) reset() { *l = txLog{entries: l.entries[:0], buf: l.buf[:0]} }
 
 // replayOn says whether the session records its transactions.
 func (s *session) replayOn() bool { return s.p.cfg.Galera.TransactionReplay == "on" }
@@ -145,20 +150,21 @@ func (s *session) record(st *statement, wasInTx bool) {
 		s.tx.broken = "LOAD DATA"
 	case st.class.Kind == sqlclass.Set || st.class.Kind == sqlclass.Use:
 		s.tx.broken = "a SET or USE inside it (the session state it ran in is gone)"
-	case s.tx.size+len(st.pkt) > s.p.cfg.Galera.TransactionReplayMaxSize:
+	case len(s.tx.buf)+len(st.pkt) > s.p.cfg.Galera.TransactionReplayMaxSize:
 		s.tx.broken = fmt.Sprintf("its statements exceed galera.transaction_replay_max_size (%d bytes)", s.p.cfg.Galera.TransactionReplayMaxSize)
 		s.p.counts.replayTooLarge.Add(1)
 	}
 	if s.tx.broken != "" {
-		s.tx.entries = s.tx.entries[:0]
+		s.tx.entries, s.tx.buf = s.tx.entries[:0], s.tx.buf[:0]
 		return
 	}
-	e := txEntry{kind: st.kind, pkt: append([]byte(nil), st.pkt...), cs: st.cs, sum: s.sum.h}
+	e := txEntry{kind: st.kind, from: len(s.tx.buf), cs: st.cs, sum: s.sum.h}
+	s.tx.buf = append(s.tx.buf, st.pkt...)
+	e.to = len(s.tx.buf)
 	if k := st.class.Kind; (k == sqlclass.Insert || k == sqlclass.Replace) && !st.class.MultiStatement && s.sum.affected == 1 {
 		e.insertID = s.sum.insertID
 	}
 	s.tx.entries = append(s.tx.entries, e)
-	s.tx.size += len(st.pkt)
 	s.tx.wrote = s.tx.wrote || changesData(st.class)
 }
 
@@ -186,6 +192,13 @@ func (s *session) replayLost(c *backend.Conn) (handled bool, err error) {
 	if s.hold.conn != c || s.hold.kind != holdTx || !s.replayable() {
 		return false, nil
 	}
+	if !c.Fenced() && s.nodeAnswers(c) {
+		// The node is up and ended this connection by itself: an
+		// operator's KILL, or a timeout of the node's. Running the
+		// transaction again would undo the KILL: the client gets the
+		// error.
+		return false, nil
+	}
 	old := c.Server()
 	s.hold.drop()
 	s.discard(c)
@@ -194,6 +207,22 @@ func (s *session) replayLost(c *backend.Conn) (handled bool, err error) {
 		return true, s.sendErr(asSQLError(err))
 	}
 	return true, nil
+}
+
+// nodeAnswers says whether c's node answers a new connection at once
+// (within lookTimeout/2): a broken connection to a node that answers was
+// ended on purpose, not lost with the node.
+func (s *session) nodeAnswers(c *backend.Conn) bool {
+	d := lookTimeout / 2
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	probe, err := backend.Dial(ctx, c.Pool().Server().Addr, s.prof, d)
+	if err != nil {
+		return false
+	}
+	defer probe.Close()
+	probe.SetDeadline(time.Now().Add(d))
+	return probe.Ping() == nil
 }
 
 // errReplayMismatch: a replayed statement's answer differed from the one
@@ -231,7 +260,7 @@ func (s *session) replayTx(old string) error {
 			s.p.counts.replayFailed.Add(1)
 			return err
 		}
-		n, err := s.rerun(c, log.entries)
+		n, err := s.rerun(c, &log)
 		if err != nil && c.Broken() && attempt < 2 {
 			// The new writer failed too: once the view moves on, again.
 			s.discard(c)
@@ -261,10 +290,11 @@ func (s *session) replayTx(old string) error {
 
 // rerun sends the entries on c in order and checks each answer; it
 // returns how many matched.
-func (s *session) rerun(c *backend.Conn, entries []txEntry) (int, error) {
+func (s *session) rerun(c *backend.Conn, log *txLog) (int, error) {
+	entries, buf := log.entries, log.buf
 	for i := range entries {
 		e := &entries[i]
-		st := statement{kind: e.kind, pkt: e.pkt, cs: e.cs}
+		st := statement{kind: e.kind, pkt: buf[e.from:e.to], cs: e.cs}
 		if e.insertID != 0 {
 			// Each node numbers AUTO_INCREMENT in its own series
 			// (wsrep_auto_increment_control): the replayed row takes the
