@@ -15,11 +15,12 @@ type counters struct {
 	// notReadyRetries: statements a node refused with 1047 (WSREP not
 	// ready) and galeon re-sent elsewhere.
 	notReadyRetries atomic.Int64
-	// abortedWriterChanged: transactions or statements ended with 9002
-	// because the writer role moved.
+	// abortedWriterChanged: transactions or statements ended with an
+	// error (9002, or 9003 when they may have committed) because the
+	// writer role moved.
 	abortedWriterChanged atomic.Int64
-	// backendLost: statements ended with 9003 because their node's
-	// connection broke.
+	// backendLost: statements ended with an error (9003, or 9002 when
+	// nothing can have committed) because their node's connection broke.
 	backendLost atomic.Int64
 	// writerChanges: completed writer switches.
 	writerChanges atomic.Int64

@@ -138,8 +138,8 @@ func (p *Proxy) Counters() []Counter {
 	return []Counter{
 		{"read_retries", c.readRetries.Load(), "Autocommit reads retried on another node after theirs failed before answering."},
 		{"wsrep_not_ready_retries", c.notReadyRetries.Load(), "Statements a node refused with 1047 (WSREP not ready), re-sent elsewhere."},
-		{"aborted_writer_changed", c.abortedWriterChanged.Load(), "Transactions or statements ended with 9002 because the writer role moved."},
-		{"backend_lost", c.backendLost.Load(), "Statements ended with 9003 because their node's connection broke."},
+		{"aborted_writer_changed", c.abortedWriterChanged.Load(), "Transactions or statements ended with an error (9002, or 9003 if they may have committed) because the writer role moved."},
+		{"backend_lost", c.backendLost.Load(), "Statements ended with an error (9003, or 9002 if nothing can have committed) because their node's connection broke."},
 		{"writer_changes", c.writerChanges.Load(), "Completed writer switches."},
 		{"commits_settled_committed", p.markers.committed.Load(), "COMMITs lost with the writer that the commit marker showed committed: the client got their OK."},
 		{"commits_settled_not_committed", p.markers.notCommitted.Load(), "COMMITs lost with the writer that the cluster settled as not committed: the client got 9002."},

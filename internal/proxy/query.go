@@ -250,11 +250,11 @@ func (s *session) lostDuring(c *backend.Conn, r sqlclass.Result, err error, res 
 		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
 			"galeon: the writer role moved away from %s while this statement ran there; %s", c.Server(), what)
 	case c.Fenced():
-		s.p.counts.backendLost.Add(1)
+		s.p.counts.abortedWriterChanged.Add(1)
 		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
 			"galeon: the writer role moved away from %s while this statement ran there; %s", c.Server(), what)
 	case nothing:
-		s.p.counts.abortedWriterChanged.Add(1)
+		s.p.counts.backendLost.Add(1)
 		err = mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
 			"galeon: lost connection to backend %s (%v) while this statement ran there; %s", be.server, be.err, what)
 	default:

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -215,8 +216,14 @@ func testErrors(t *testing.T, pt *proxyUnderTest, db *sql.DB) {
 				t.Fatal("statement on a killed backend connection succeeded")
 			}
 			t.Logf("client saw: %v", err)
+			// The node is up: its KILL stands (no replay), and the
+			// transaction, whose COMMIT was never sent, is rolled back.
+			var me *mysql.MySQLError
+			if !errors.As(err, &me) || me.Number != 9002 || !strings.Contains(me.Message, "rolled back (its COMMIT was never sent)") {
+				t.Errorf("client saw %v; want 9002 saying the transaction was rolled back", err)
+			}
 			if n := str(t, pt.adminDB(t), "SELECT variable_value FROM stats_galeon WHERE variable_name = 'backend_lost'"); n == "0" {
-				t.Errorf("stats_galeon backend_lost is 0 after a client got 9003")
+				t.Errorf("stats_galeon backend_lost is 0 after a client lost its node's connection")
 			}
 		case <-time.After(8 * time.Second):
 			t.Fatal("client hung after its backend connection died")
