@@ -227,10 +227,7 @@ func (s *session) nodeAnswers(c *backend.Conn) bool {
 
 // errReplayMismatch: a replayed statement's answer differed from the one
 // the client saw.
-type errReplayMismatch struct {
-	old, now string
-	n        int
-}
+type errReplayMismatch struct{ n int }
 
 func (e *errReplayMismatch) Error() string { return "replay mismatch" }
 
