@@ -6,14 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
 // accounts is the bank's size; each starts with 1000.
@@ -230,44 +234,14 @@ func TestBankSurvivesWriterLoss(t *testing.T) {
 		})
 		progress("steady")
 	}
-	// kill -9 of the writer, twice.
-	for i := 0; i < 2; i++ {
-		w := writer()
-		if err := sb.Kill(w); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("killed %s", w)
-		progress("after kill -9 of " + w)
-		steady()
+	// GALEON_BANK_ROUNDS repeats the faults below for figures (default 1).
+	rounds := 1
+	if v, err := strconv.Atoi(os.Getenv("GALEON_BANK_ROUNDS")); err == nil && v > 0 {
+		rounds = v
 	}
-	// SIGSTOP of the writer for 1.5 s, three times: COMMITs wait in its
-	// socket; galeon fences it, and it runs them when it thaws.
-	for i := 0; i < 3; i++ {
-		w := writer()
-		if err := sb.Pause(w); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(1500 * time.Millisecond) // the fault's length, not a wait for readiness
-		if err := sb.Resume(w); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("froze %s for 1.5 s", w)
-		steady()
+	for round := 0; round < rounds; round++ {
+		bankFaults(t, sb, ms, writer, steady, progress)
 	}
-	// A planned switchover through a proxy that is not the controller.
-	w := writer()
-	target := ""
-	for _, n := range sb.Nodes {
-		if n.Name != w {
-			target = n.Name
-			break
-		}
-	}
-	if err := ms[1].p.Switchover(target); err != nil {
-		t.Fatalf("switchover to %s: %v", target, err)
-	}
-	waitFor(t, 30*time.Second, "the writer moved to "+target, func() bool { return writer() == target })
-	steady()
 	tr.finish()
 
 	// Every node has applied everything (a causal read), then the data
@@ -288,8 +262,8 @@ func TestBankSurvivesWriterLoss(t *testing.T) {
 		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, n))
 	}
 	sort.Strings(kinds)
-	t.Logf("FIGURE bank through 3 proxies, writer killed ×2, frozen 1.5 s ×3, switched over ×1: %d transfers acknowledged, %d failed, %d retries on 40001; errors seen: %s",
-		len(tr.acked), len(tr.failed), tr.retries, strings.Join(kinds, ", "))
+	t.Logf("FIGURE bank through 3 proxies, writer killed ×%d, frozen 1.5 s ×%d, switched over ×%d: %d transfers acknowledged, %d failed, %d retries on 40001; errors seen: %s",
+		2*rounds, 3*rounds, rounds, len(tr.acked), len(tr.failed), tr.retries, strings.Join(kinds, ", "))
 	for _, m := range ms {
 		after := countersOf(m)
 		var parts []string
@@ -369,4 +343,49 @@ func countersOf(m *member) map[string]int64 {
 		out[c.Name] = c.Value
 	}
 	return out
+}
+
+// bankFaults loses the writer in each way once: killed twice, frozen for
+// 1.5 s three times, moved by a switchover through a proxy that is not
+// the controller; steady waits for the cluster to be whole again after
+// each.
+func bankFaults(t *testing.T, sb *sandbox.Sandbox, ms []*member, writer func() string, steady func(), progress func(string)) {
+	t.Helper()
+	for i := 0; i < 2; i++ {
+		w := writer()
+		if err := sb.Kill(w); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("killed %s", w)
+		progress("after kill -9 of " + w)
+		steady()
+	}
+	// SIGSTOP of the writer for 1.5 s, three times: COMMITs wait in its
+	// socket; galeon fences it, and it runs them when it thaws.
+	for i := 0; i < 3; i++ {
+		w := writer()
+		if err := sb.Pause(w); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond) // the fault's length, not a wait for readiness
+		if err := sb.Resume(w); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("froze %s for 1.5 s", w)
+		steady()
+	}
+	// A planned switchover through a proxy that is not the controller.
+	w := writer()
+	target := ""
+	for _, n := range sb.Nodes {
+		if n.Name != w {
+			target = n.Name
+			break
+		}
+	}
+	if err := ms[1].p.Switchover(target); err != nil {
+		t.Fatalf("switchover to %s: %v", target, err)
+	}
+	waitFor(t, 30*time.Second, "the writer moved to "+target, func() bool { return writer() == target })
+	steady()
 }
