@@ -379,18 +379,7 @@ func TestHungWriter(t *testing.T) {
 	// cluster is whole again before reading the ledger.
 	time.Sleep(3 * time.Second)
 	acks := l.finish()
-	sandboxtest.Eventually(t, 90*time.Second, "node1 back: Primary, Synced, size 3 on every node", func() error {
-		for name, db := range r.nodes {
-			var status, state, size string
-			err := db.QueryRow("SELECT MAX(IF(VARIABLE_NAME='WSREP_CLUSTER_STATUS', VARIABLE_VALUE, NULL)), "+
-				"MAX(IF(VARIABLE_NAME='WSREP_LOCAL_STATE_COMMENT', VARIABLE_VALUE, NULL)), "+
-				"MAX(IF(VARIABLE_NAME='WSREP_CLUSTER_SIZE', VARIABLE_VALUE, NULL)) FROM information_schema.GLOBAL_STATUS").Scan(&status, &state, &size)
-			if err != nil || status != "Primary" || state != "Synced" || size != "3" {
-				return fmt.Errorf("%s: %s %s size %s %v", name, status, state, size, err)
-			}
-		}
-		return nil
-	})
+	sandboxtest.Eventually(t, 90*time.Second, "node1 back: Primary, Synced, size 3 on every node", func() error { return r.synced(t) })
 	var late int
 	if err := r.nodes["node2"].QueryRow("SELECT COUNT(*) FROM app.ledger WHERE node='node1' AND at > ?", resumedAt.Format("2006-01-02 15:04:05.000000")).Scan(&late); err != nil {
 		t.Fatal(err)

@@ -225,15 +225,8 @@ func (r *rig) waitWhole(t *testing.T) {
 		}
 	}
 	sandboxtest.Eventually(t, 2*time.Minute, "every node Primary, Synced, size 3, and a writer", func() error {
-		for _, n := range r.sb.Nodes {
-			name, db := n.Name, r.direct(t, n.Name)
-			var status, state, size string
-			err := db.QueryRow("SELECT MAX(IF(VARIABLE_NAME='WSREP_CLUSTER_STATUS', VARIABLE_VALUE, NULL)), "+
-				"MAX(IF(VARIABLE_NAME='WSREP_LOCAL_STATE_COMMENT', VARIABLE_VALUE, NULL)), "+
-				"MAX(IF(VARIABLE_NAME='WSREP_CLUSTER_SIZE', VARIABLE_VALUE, NULL)) FROM information_schema.GLOBAL_STATUS").Scan(&status, &state, &size)
-			if err != nil || status != "Primary" || state != "Synced" || size != "3" {
-				return fmt.Errorf("%s: %s %s size %s %v", name, status, state, size, err)
-			}
+		if err := r.synced(t); err != nil {
+			return err
 		}
 		for _, n := range r.sb.Nodes {
 			if s, _ := r.p.View().Load().Server(n.Name); !s.Online {
@@ -399,4 +392,20 @@ func TestTransactionReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// synced says which node is not Primary, Synced, in a 3-node view (nil:
+// every node is).
+func (r *rig) synced(t *testing.T) error {
+	t.Helper()
+	for _, n := range r.sb.Nodes {
+		var status, state, size string
+		err := r.direct(t, n.Name).QueryRow("SELECT MAX(IF(VARIABLE_NAME='WSREP_CLUSTER_STATUS', VARIABLE_VALUE, NULL)), "+
+			"MAX(IF(VARIABLE_NAME='WSREP_LOCAL_STATE_COMMENT', VARIABLE_VALUE, NULL)), "+
+			"MAX(IF(VARIABLE_NAME='WSREP_CLUSTER_SIZE', VARIABLE_VALUE, NULL)) FROM information_schema.GLOBAL_STATUS").Scan(&status, &state, &size)
+		if err != nil || status != "Primary" || state != "Synced" || size != "3" {
+			return fmt.Errorf("%s: %s %s size %s %v", n.Name, status, state, size, err)
+		}
+	}
+	return nil
 }
