@@ -347,6 +347,22 @@ func (p *Proxy) ServeListener(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
+// setPlainHealth publishes that a health check found name up, without
+// undoing an operator drain: the drain is read inside the view's lock,
+// after Drain recorded it and before or after its own update, so
+// whichever lands last leaves the node drained (a check that set it
+// ONLINE every interval used to undo a drain within 200 ms, and a
+// write waiting for a writer then went to the drained node).
+func (p *Proxy) setPlainHealth(name string) bool {
+	return p.view.SetState(name, func(s *topology.Server) {
+		drained := p.OperatorDrained(name)
+		s.Online, s.Draining, s.Reason = !drained, drained, ""
+		if drained {
+			s.Reason = "operator drain"
+		}
+	})
+}
+
 // healthLoop pings the node every health interval (and at once when a
 // data connection reports a failure) and publishes up/down changes.
 func (p *Proxy) healthLoop(ctx context.Context, name string) {
@@ -385,7 +401,7 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			return
 		}
 		pool.SetLatency(time.Since(start))
-		if p.view.SetHealth(name, true, "") {
+		if p.setPlainHealth(name) {
 			p.log.Info("backend online", "server", name)
 			p.reconsider()
 		}
