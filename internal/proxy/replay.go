@@ -177,7 +177,7 @@ func (s *session) replayable() bool { return s.replayOn() && s.tx.broken == "" }
 // transaction is replayed (replayLost): it was inside the transaction,
 // commits nothing (so the transaction's COMMIT was never sent), and can
 // be sent again.
-func (s *session) replaysLoss(st *statement, c *backend.Conn, res relayResult, err error) bool {
+func (s *session) replaysLoss(st *statement, res relayResult, err error) bool {
 	var be *backendErr
 	return errors.As(err, &be) && !res.written && commitsNothing(st.class) &&
 		st.kind != bulkStatement && !st.cursor && !s.longData

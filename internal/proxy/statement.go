@@ -176,7 +176,7 @@ func (s *session) runStatement(st *statement) error {
 				}
 				continue
 			}
-			if s.replaysLoss(st, c, res, err) {
+			if s.replaysLoss(st, res, err) {
 				// The transaction's connection broke before this
 				// statement's answer, and its COMMIT was never sent: the
 				// transaction runs again on the writer, then this

@@ -137,12 +137,7 @@ func TestCommitInFlight(t *testing.T) {
 			if !tc.replay && !tc.committed {
 				want = 0
 			}
-			for _, node := range r.sb.Nodes {
-				name, db := node.Name, r.direct(t, node.Name)
-				var n int
-				if err := db.QueryRow("SET STATEMENT wsrep_sync_wait=1 FOR SELECT COUNT(*) FROM app.ledger WHERE node = ?", tag).Scan(&n); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
+			for name, n := range r.tagged(t, tag) {
 				if n != want {
 					t.Errorf("%s has the transaction's row %d times, want %d (client's answer: %v)", name, n, want, got)
 				}
@@ -263,18 +258,6 @@ func (r *rig) direct(t *testing.T, node string) *sql.DB {
 func TestTransactionReplay(t *testing.T) {
 	r := newRig(t, nil)
 	ctx := context.Background()
-	rows := func(t *testing.T, tag string) map[string]int {
-		t.Helper()
-		out := map[string]int{}
-		for _, node := range r.sb.Nodes {
-			var n int
-			if err := r.direct(t, node.Name).QueryRow("SET STATEMENT wsrep_sync_wait=1 FOR SELECT COUNT(*) FROM app.ledger WHERE node = ?", tag).Scan(&n); err != nil {
-				t.Fatalf("%s: %v", node.Name, err)
-			}
-			out[node.Name] = n
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		name string
 		// readsNow: the transaction reads NOW(6) (the replay must fail).
@@ -351,7 +334,7 @@ func TestTransactionReplay(t *testing.T) {
 			t.Logf("FIGURE %s on %s: %v; replayed +%d, replay failed +%d", tc.name, w.Name, got,
 				after["transactions_replayed"]-before["transactions_replayed"], after["transactions_replay_failed"]-before["transactions_replay_failed"])
 			r.waitWhole(t)
-			have := rows(t, tag)
+			have := r.tagged(t, tag)
 			var me *mysql.MySQLError
 			switch {
 			case tc.readsNow:
@@ -408,4 +391,19 @@ func (r *rig) synced(t *testing.T) error {
 		}
 	}
 	return nil
+}
+
+// tagged counts app.ledger's rows with node = tag on each node, after a
+// causal wait.
+func (r *rig) tagged(t *testing.T, tag string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, node := range r.sb.Nodes {
+		var n int
+		if err := r.direct(t, node.Name).QueryRow("SET STATEMENT wsrep_sync_wait=1 FOR SELECT COUNT(*) FROM app.ledger WHERE node = ?", tag).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", node.Name, err)
+		}
+		out[node.Name] = n
+	}
+	return out
 }
