@@ -61,6 +61,19 @@ func RenameColumn(payload []byte, from, to string) []byte {
 	return append(out, payload[end:]...)
 }
 
+// RenameColumnExact returns a copy of a column definition payload named
+// to instead of from, or nil when its name is not exactly from.
+func RenameColumnExact(payload []byte, from, to string) []byte {
+	start, end, name, err := columnNameSpan(payload)
+	if err != nil || string(name) != from {
+		return nil
+	}
+	out := make([]byte, 0, len(payload)+len(to)-len(name))
+	out = append(out, payload[:start]...)
+	out = AppendLenEncBytes(out, []byte(to))
+	return append(out, payload[end:]...)
+}
+
 // ColumnType returns the type of a protocol-4.1 column definition
 // received on a connection with capabilities caps.
 func ColumnType(payload []byte, caps Capability) (byte, error) {

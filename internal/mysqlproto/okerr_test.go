@@ -253,3 +253,30 @@ func TestSessionState(t *testing.T) {
 		t.Error("empty string data accepted")
 	}
 }
+
+func TestClearStatus(t *testing.T) {
+	const inTx = ServerStatusInTrans | ServerStatusAutocommit | ServerQueryNoIndexUsed
+	for _, caps := range []Capability{ClientProtocol41, ClientProtocol41 | ClientDeprecateEOF, ClientProtocol41 | ClientSessionTrack} {
+		ok := AppendOK(nil, &OKPacket{AffectedRows: 300, LastInsertID: 1 << 20, Status: inTx, Warnings: 2, Info: []byte("Records: 2")}, caps)
+		if !ClearStatus(ok, caps, ServerStatusInTrans) {
+			t.Fatalf("caps %#x: OK not cleared", caps)
+		}
+		got, err := ParseOK(ok, caps)
+		if err != nil || got.Status != ServerStatusAutocommit|ServerQueryNoIndexUsed || got.AffectedRows != 300 || got.LastInsertID != 1<<20 || got.Warnings != 2 || string(got.Info) != "Records: 2" {
+			t.Errorf("caps %#x: OK after clear: %+v %v", caps, got, err)
+		}
+		term := AppendResultSetTerminator(nil, 3, inTx, caps)
+		if !ClearStatus(term, caps, ServerStatusInTrans) {
+			t.Fatalf("caps %#x: terminator not cleared", caps)
+		}
+		if w, s, err := ParseTerminator(term, caps); err != nil || w != 3 || s != ServerStatusAutocommit|ServerQueryNoIndexUsed {
+			t.Errorf("caps %#x: terminator after clear: %d %v %v", caps, w, s, err)
+		}
+	}
+	if ClearStatus([]byte{HeaderErr, 0x10, 0x04}, ClientProtocol41, ServerStatusInTrans) {
+		t.Error("an ERR packet has no status")
+	}
+	if ClearStatus([]byte{HeaderOK, 0xfc}, ClientProtocol41, ServerStatusInTrans) {
+		t.Error("a truncated OK was cleared")
+	}
+}

@@ -26,3 +26,42 @@ const (
 
 // Has reports whether every flag in f is set in s.
 func (s StatusFlag) Has(f StatusFlag) bool { return s&f == f }
+
+// ClearStatus clears the flags of mask in the status of an OK packet, an
+// EOF packet or a result set's terminator, in place, and reports whether
+// the payload had a status to clear. A proxy that ran a client's
+// autocommit statement inside a transaction of its own uses it to give
+// the client the statement's answer with the status it would have had
+// alone (no SERVER_STATUS_IN_TRANS).
+func ClearStatus(payload []byte, caps Capability, mask StatusFlag) bool {
+	if len(payload) == 0 || caps&ClientProtocol41 == 0 {
+		return false
+	}
+	at := 0
+	switch {
+	case payload[0] == HeaderEOF && caps&ClientDeprecateEOF == 0:
+		if len(payload) < 5 {
+			return false
+		}
+		at = 3 // header, warnings, status
+	case payload[0] == HeaderOK || payload[0] == HeaderEOF:
+		rest := payload[1:]
+		for range 2 { // affected rows, last insert id
+			_, _, n, err := ReadLenEncInt(rest)
+			if err != nil {
+				return false
+			}
+			rest = rest[n:]
+		}
+		at = len(payload) - len(rest)
+		if len(rest) < 2 {
+			return false
+		}
+	default:
+		return false
+	}
+	s := StatusFlag(payload[at]) | StatusFlag(payload[at+1])<<8
+	s &^= mask
+	payload[at], payload[at+1] = byte(s), byte(s>>8)
+	return true
+}

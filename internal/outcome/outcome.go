@@ -29,8 +29,13 @@ var SetupStatements = []string{
 	"CREATE TABLE IF NOT EXISTS " + Schema + "." + Table + " (" +
 		"slot BIGINT UNSIGNED NOT NULL PRIMARY KEY, " +
 		"token BIGINT UNSIGNED NOT NULL, " +
-		"at DATETIME(6) NOT NULL" +
+		"at DATETIME(6) NOT NULL, " +
+		"rc BIGINT NULL, " +
+		"lid BIGINT UNSIGNED NULL" +
 		") ENGINE=InnoDB COMMENT='galeon commit markers: one row per proxy session slot, rewritten in the write-set of each COMMIT galeon can settle'",
+	// A table made by an older galeon gets the columns of wrapped
+	// autocommit writes (rc: ROW_COUNT(), lid: LAST_INSERT_ID()).
+	"ALTER TABLE " + Schema + "." + Table + " ADD COLUMN IF NOT EXISTS rc BIGINT NULL, ADD COLUMN IF NOT EXISTS lid BIGINT UNSIGNED NULL",
 }
 
 // Grant is the one statement that lets a backend account write markers:
@@ -59,16 +64,44 @@ func (m Marker) Statement(exists bool) string {
 		Schema, Table, m.Slot, m.Token)
 }
 
-// ReadStatement reads the slot's token as of the cluster's latest
-// commit on the node that runs it (a causal read).
-func ReadStatement(slot uint64) string {
-	return fmt.Sprintf("SET STATEMENT wsrep_sync_wait=1 FOR SELECT token FROM %s.%s WHERE slot = %d", Schema, Table, slot)
+// Wrapped autocommit writes (an INSERT, UPDATE, DELETE or REPLACE sent
+// outside a transaction) run as one pipelined sequence on their
+// connection, so that their commit carries a marker too:
+//
+//	BEGIN; <statement>; Capture; SHOW WARNINGS; <WrappedStatement>; COMMIT
+//
+// Capture keeps the statement's ROW_COUNT() and LAST_INSERT_ID() in
+// user variables of the backend connection (it uses no table, so the
+// statement's warnings stay listed for SHOW WARNINGS, which the proxy
+// keeps for the client: the marker's write, which uses a table, clears
+// them); the marker writes them into the write-set, so that a commit
+// settled after the writer's loss is answered with the statement's own
+// affected rows and insert id (rc -1: the statement failed, and only
+// the marker committed).
+const Capture = "SET @galeon_rc = ROW_COUNT(), @galeon_lid = LAST_INSERT_ID()"
+
+// WrappedStatement is the marker of a wrapped autocommit write: as
+// Statement, with the captured counts.
+func (m Marker) WrappedStatement(exists bool) string {
+	if exists {
+		return fmt.Sprintf("UPDATE %s.%s SET token = %d, at = NOW(6), rc = @galeon_rc, lid = @galeon_lid WHERE slot = %d", Schema, Table, m.Token, m.Slot)
+	}
+	return fmt.Sprintf("INSERT INTO %s.%s (slot, token, at, rc, lid) VALUES (%d, %d, NOW(6), @galeon_rc, @galeon_lid) "+
+		"ON DUPLICATE KEY UPDATE token = VALUES(token), at = VALUES(at), rc = VALUES(rc), lid = VALUES(lid)",
+		Schema, Table, m.Slot, m.Token)
 }
 
-// LocalReadStatement reads the slot's token as a node outside a Primary
+// ReadStatement reads the slot's token (and the counts a wrapped write
+// recorded) as of the cluster's latest commit on the node that runs it
+// (a causal read).
+func ReadStatement(slot uint64) string {
+	return fmt.Sprintf("SET STATEMENT wsrep_sync_wait=1 FOR SELECT token, rc, lid FROM %s.%s WHERE slot = %d", Schema, Table, slot)
+}
+
+// LocalReadStatement reads the slot's row as a node outside a Primary
 // component has it: proof of a commit if found, of nothing if not.
 func LocalReadStatement(slot uint64) string {
-	return fmt.Sprintf("SET STATEMENT wsrep_dirty_reads=1 FOR SELECT token FROM %s.%s WHERE slot = %d", Schema, Table, slot)
+	return fmt.Sprintf("SET STATEMENT wsrep_dirty_reads=1 FOR SELECT token, rc, lid FROM %s.%s WHERE slot = %d", Schema, Table, slot)
 }
 
 // ThreadStatement counts the node's connections with id: 0 once the
@@ -135,6 +168,11 @@ type Look struct {
 	// Token is the slot's token as read there (Found: the row exists).
 	Token uint64
 	Found bool
+	// RC and LID: the ROW_COUNT() and LAST_INSERT_ID() a wrapped write
+	// recorded with that token (Counted: the row holds them).
+	RC      int64
+	LID     uint64
+	Counted bool
 }
 
 // Settle decides from the looks taken at one moment. A look that finds
@@ -171,6 +209,17 @@ func Settle(m Marker, looks []Look) (v Verdict, how string) {
 		return NotCommitted, final
 	}
 	return Pending, waiting(looks)
+}
+
+// Counts returns the ROW_COUNT() and LAST_INSERT_ID() that m's wrapped
+// write recorded, from a look that found its token.
+func Counts(m Marker, looks []Look) (rc int64, lid uint64, ok bool) {
+	for _, l := range looks {
+		if l.Err == nil && l.Found && l.Token == m.Token && l.Counted {
+			return l.RC, l.LID, true
+		}
+	}
+	return 0, 0, false
 }
 
 // waiting says what a pending decision waits for.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,7 +207,7 @@ func (s *session) markerFailed(se *mysqlproto.SQLError) {
 	if s.p.markers.disable(s.prof.User) {
 		s.p.log.Warn("commit markers are off for this account: a COMMIT lost with the writer will be reported as of unknown outcome. Set them up on the cluster (galeon sandbox does it), then restart the proxy",
 			"backend_user", s.prof.User, "error", se.Error(),
-			"run", fmt.Sprintf("%s; %s; %s", outcome.SetupStatements[0], outcome.SetupStatements[1], outcome.Grant("'"+s.prof.User+"'@'%'")))
+			"run", strings.Join(append(slices.Clone(outcome.SetupStatements), outcome.Grant("'"+s.prof.User+"'@'%'")), "; "))
 	}
 }
 
@@ -219,6 +220,34 @@ func (s *session) markerFailed(se *mysqlproto.SQLError) {
 // With replay, a COMMIT that did not commit gets no answer here: the
 // caller replays the transaction and sends the COMMIT again.
 func (s *session) settle(c *backend.Conn, m outcome.Marker, replay bool) (outcome.Verdict, error) {
+	old := c.Server()
+	v, how, took, _ := s.verdict(c, m)
+	switch {
+	case v == outcome.Committed:
+		s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: committed (%s); the client got its OK", old, took, how))
+		return v, s.sendOK()
+	case v == outcome.NotCommitted && replay:
+		s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: not committed (%s); the transaction is replayed", old, took, how))
+		return v, nil
+	case v == outcome.NotCommitted:
+		s.p.counts.abortedWriterChanged.Add(1)
+		s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: not committed (%s); the client got 9002", old, took, how))
+		return v, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+			"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster settled that it did not commit (%s): the transaction was rolled back; retry it", old, how))
+	}
+	s.p.counts.backendLost.Add(1)
+	s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s could not be settled in %s: %s; the client got 9003", old, took, how))
+	return v, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+		"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster could not settle its outcome within galera.commit_settle_timeout (%s: %s): it may or may not have committed; check before you retry",
+		old, s.p.cfg.Galera.CommitSettleTimeout.D(), how))
+}
+
+// verdict asks the nodes what became of the commit marked m, whose
+// connection c broke before its answer, until the cluster's answer is
+// final or galera.commit_settle_timeout passes (then Pending), and
+// counts it. It drops c and readies the client's answer to replace
+// anything buffered for it.
+func (s *session) verdict(c *backend.Conn, m outcome.Marker) (v outcome.Verdict, how string, took time.Duration, looks []outcome.Look) {
 	if s.hold.conn == c {
 		s.hold.drop()
 	}
@@ -244,30 +273,19 @@ func (s *session) settle(c *backend.Conn, m outcome.Marker, replay bool) (outcom
 		case <-deadline.C:
 			expired = true
 		}
-		v, how := outcome.Settle(m, l.looks())
-		took := time.Since(start).Round(time.Millisecond)
+		looks = l.looks()
+		v, how = outcome.Settle(m, looks)
+		took = time.Since(start).Round(time.Millisecond)
 		switch {
 		case v == outcome.Committed:
 			s.p.markers.committed.Add(1)
-			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: committed (%s); the client got its OK", old, took, how))
-			return v, s.sendOK()
-		case v == outcome.NotCommitted && replay:
-			s.p.markers.notCommitted.Add(1)
-			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: not committed (%s); the transaction is replayed", old, took, how))
-			return v, nil
+			return v, how, took, looks
 		case v == outcome.NotCommitted:
 			s.p.markers.notCommitted.Add(1)
-			s.p.counts.abortedWriterChanged.Add(1)
-			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s was settled in %s: not committed (%s); the client got 9002", old, took, how))
-			return v, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-				"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster settled that it did not commit (%s): the transaction was rolled back; retry it", old, how))
+			return v, how, took, looks
 		case expired:
 			s.p.markers.unknown.Add(1)
-			s.p.counts.backendLost.Add(1)
-			s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("a COMMIT lost with %s could not be settled in %s: %s; the client got 9003", old, took, how))
-			return v, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
-				"galeon: the connection to the writer %s broke while your COMMIT was in flight, and the cluster could not settle its outcome within galera.commit_settle_timeout (%s: %s): it may or may not have committed; check before you retry",
-				old, s.p.cfg.Galera.CommitSettleTimeout.D(), how))
+			return v, how, took, looks
 		}
 	}
 }
@@ -378,9 +396,14 @@ func (s *session) lookAt(srv topology.Server, old, oldAddr string, tid uint32, s
 		l.Err = fmt.Errorf("marker: %v", err)
 		return l
 	}
-	if len(row) == 1 {
+	if len(row) == 3 {
 		l.Token, err = strconv.ParseUint(row[0].Text, 10, 64)
 		l.Found = err == nil
+		if !row[1].Null && !row[2].Null {
+			rc, err1 := strconv.ParseInt(row[1].Text, 10, 64)
+			lid, err2 := strconv.ParseUint(row[2].Text, 10, 64)
+			l.RC, l.LID, l.Counted = rc, lid, err1 == nil && err2 == nil
+		}
 	}
 	return l
 }

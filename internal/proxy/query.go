@@ -45,6 +45,12 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 			if err := s.sync(s.hold.conn); err != nil {
 				return nil, "", err
 			}
+			if c := s.hold.conn; r.UsesLastInsertID && s.hold.kind == holdSoft && c.LastInsertID != s.lastInsertID {
+				// Held for a statement about the previous one, which
+				// was not the session's last insert.
+				s.hold.drop()
+				return s.asPrevious(c, r, routeHeld, false)
+			}
 			return s.hold.conn, routeHeld, nil
 		}
 	}
@@ -169,6 +175,7 @@ func pinReason(r sqlclass.Result) string {
 // after decides, from the server's final status, whether the session keeps
 // the connection: inside a transaction, pinned, or softly after a write.
 func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
+	s.lastDiag = res.warnings > 0 || res.isErr
 	if res.lastInsertID != 0 {
 		s.lastInsertID, c.LastInsertID = res.lastInsertID, res.lastInsertID
 	}
@@ -293,6 +300,19 @@ func (s *session) comQuery(pkt []byte) error {
 			s.rename = columnRename{from: strconv.FormatUint(uint64(s.id), 10), to: spelling}
 			defer func() { s.rename = columnRename{} }()
 		}
+	}
+	if s.afterWrap.on {
+		// The previous statement was a wrapped write (wrap.go).
+		q0 := q
+		var handled bool
+		if q, r, handled, err = s.diagnosticsAfterWrap(q, r); handled {
+			return err
+		}
+		if q != q0 {
+			pkt = mysqlproto.AppendComQuery(nil, q, s.caps)
+			defer func() { s.rename = columnRename{} }()
+		}
+		defer s.keepAfterWrap(sqlclass.UsesNoTable(q, r))
 	}
 	if r.Kind == sqlclass.Kill {
 		return s.comKillStatement(q)

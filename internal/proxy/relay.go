@@ -112,7 +112,7 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			c.MarkBroken()
 			return res, &backendErr{c.Server(), err}
 		}
-		colDef := s.rename.from != "" && f.InColumnDefs()
+		colDef := s.rename.active() && f.InColumnDefs()
 		st, err := f.Next(mysqlproto.RawPayload(raw))
 		if err != nil {
 			c.MarkBroken()
@@ -227,16 +227,37 @@ type protoErr string
 
 func (e protoErr) Error() string { return string(e) }
 
-// columnRename gives a result's column its name back after galeon
+// columnRename gives a result's columns their names back after galeon
 // rewrote the statement: "SELECT CONNECTION_ID()" runs as "SELECT
 // 1073741825", and the client must still see a column named
-// CONNECTION_ID(), as it would on a direct connection.
-type columnRename struct{ from, to string }
+// CONNECTION_ID(), as it would on a direct connection. from is replaced
+// wherever it appears in a name (a session id is long enough not to
+// appear by chance); exact names (values put back by a wrapped write's
+// diagnostics, as short as "1") are renamed only when a column is
+// named exactly so, each once, in the order of the text.
+type columnRename struct {
+	from, to string
+	exact    []exactRename
+}
+
+type exactRename struct {
+	from, to string
+	used     bool
+}
+
+func (r *columnRename) active() bool { return r.from != "" || len(r.exact) > 0 }
 
 // apply returns raw (a column definition with its header) renamed, or
-// nil when its name is not the one rewritten.
-func (r columnRename) apply(raw []byte) []byte {
+// nil when its name is not one rewritten.
+func (r *columnRename) apply(raw []byte) []byte {
 	payload := mysqlproto.RenameColumn(mysqlproto.RawPayload(raw), r.from, r.to)
+	for i := 0; payload == nil && i < len(r.exact); i++ {
+		if e := &r.exact[i]; !e.used {
+			if payload = mysqlproto.RenameColumnExact(mysqlproto.RawPayload(raw), e.from, e.to); payload != nil {
+				e.used = true
+			}
+		}
+	}
 	if payload == nil {
 		return nil
 	}

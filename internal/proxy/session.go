@@ -86,6 +86,13 @@ type session struct {
 	// checksum of the answer being relayed (replay.go).
 	tx  txLog
 	sum answerSum
+	// wrapBuf holds a wrapped write's answers; wrapDiag is what that
+	// write left for the next statement, and afterWrap that of the
+	// statement before the current command (wrap.go).
+	wrapBuf             []byte
+	wrapDiag, afterWrap wrapDiag
+	// lastDiag: the last statement's answer had warnings or an error.
+	lastDiag bool
 }
 
 // writeBuffers lend sessions their 8 KiB output buffer for the duration
@@ -357,6 +364,7 @@ func schemaCheckable(servers []topology.Server) bool {
 
 // dispatch runs one command. quit means the client said goodbye.
 func (s *session) dispatch(pkt []byte) (quit bool, err error) {
+	s.afterWrap, s.wrapDiag = s.wrapDiag, wrapDiag{}
 	switch mysqlproto.Command(pkt[0]) {
 	case mysqlproto.ComQuery:
 		return false, s.comQuery(pkt)

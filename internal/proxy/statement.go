@@ -156,6 +156,19 @@ func (s *session) runStatement(st *statement) error {
 				}
 				continue
 			}
+		} else if m, wrapped := s.wrapFor(st, c); wrapped {
+			var be *backendErr
+			var w wrapState
+			if res, w, err = s.forwardWrapped(c, out, response, m); errors.As(err, &be) && !res.written && w.settleable() {
+				// The writer was lost before the COMMIT's answer: the
+				// cluster says whether the statement committed; if it
+				// did not, it runs again on the new writer.
+				again, err := s.settleWrapped(c, m, w)
+				if !again {
+					return err
+				}
+				continue
+			}
 		} else {
 			res, err = s.forward(c, out, response)
 		}

@@ -174,7 +174,7 @@ func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename co
 			}
 			return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
 		}
-		colDef := rename.from != "" && f.InColumnDefs()
+		colDef := rename.active() && f.InColumnDefs()
 		st, err := f.Next(mysqlproto.RawPayload(raw))
 		if err != nil {
 			c.MarkBroken()

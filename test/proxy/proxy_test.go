@@ -439,6 +439,8 @@ c.close()
 
 	t.Run("errors", func(t *testing.T) { testErrors(t, pt, db) })
 
+	t.Run("autocommit writes wrapped with a commit marker answer as bare ones", func(t *testing.T) { testWrappedWrites(t, pt) })
+
 	// A Galera-aware proxy on the same cluster: its monitor's series and
 	// the writer role (switchover) are what the metrics, the dashboard and
 	// the alert rules are about.
