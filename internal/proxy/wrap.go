@@ -164,8 +164,9 @@ func (s *session) readAnswer(c *backend.Conn, kind mysqlproto.ResponseKind) (ans
 
 // wrapState is how far a wrapped write's answers were read.
 type wrapState struct {
-	// began: BEGIN's answer was read, an OK.
-	began bool
+	// unwrapped: BEGIN's answer was an error, so the statement ran
+	// alone (its marker proves nothing about it).
+	unwrapped bool
 	// got: the statement's answer was read (stmt).
 	got  bool
 	stmt answer
@@ -176,7 +177,7 @@ type wrapState struct {
 // settleable says whether a wrapped write whose connection broke can be
 // settled from its marker.
 func (w wrapState) settleable() bool {
-	return w.began && (!w.markerRead || w.marked) && !(w.got && w.stmt.isErr)
+	return !w.unwrapped && (!w.markerRead || w.marked) && !(w.got && w.stmt.isErr)
 }
 
 // forwardWrapped runs a wrapped autocommit write (out, answered as kind)
@@ -202,7 +203,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	if err != nil {
 		return res, w, err
 	}
-	w.began = !begin.isErr
+	w.unwrapped = begin.isErr
 	if w.stmt, err = s.readAnswer(c, kind); err != nil {
 		return res, w, err
 	}
@@ -227,7 +228,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	if commit, err = s.readAnswer(c, mysqlproto.ResponseQuery); err != nil {
 		return res, w, err
 	}
-	if !w.began && begin.code == errWsrepNotReady && w.stmt.isErr && w.stmt.code == errWsrepNotReady && s.hold.kind == holdNone {
+	if w.unwrapped && begin.code == errWsrepNotReady && w.stmt.isErr && w.stmt.code == errWsrepNotReady && s.hold.kind == holdNone {
 		// The node refused everything: nothing ran, go elsewhere.
 		return res, w, &nodeRejects{c.Server()}
 	}
@@ -235,7 +236,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	// it (a brute-force abort at the marker, a failed COMMIT).
 	give := w.stmt
 	switch {
-	case w.stmt.isErr || !w.began:
+	case w.stmt.isErr || w.unwrapped:
 	case mark.isErr && mark.code == mysqlproto.ErLockDeadlock:
 		give = mark
 	case commit.isErr:
@@ -438,7 +439,10 @@ func (s *session) settleWrapped(c *backend.Conn, m outcome.Marker, w wrapState) 
 	old, lidBefore := c.Server(), c.LastInsertID
 	v, how, took, looks := s.verdict(c, m)
 	rc, lid, counted := outcome.Counts(m, looks)
-	replay := s.replayOn()
+	// Not run again where the node is up and ended the connection by
+	// itself (an operator's KILL, a timeout of the node's): running it
+	// again would undo the KILL.
+	replay := s.replayOn() && (v != outcome.Committed || w.got || (counted && rc < 0)) && (c.Fenced() || !s.nodeAnswers(c))
 	note := func(what string) {
 		s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("an autocommit write lost with %s was settled in %s: %s (%s)", old, took, what, how))
 	}
@@ -480,7 +484,7 @@ func (s *session) settleWrapped(c *backend.Conn, m outcome.Marker, w wrapState) 
 		note("not committed; the client got 9002")
 		s.p.counts.abortedWriterChanged.Add(1)
 		return false, s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-			"galeon: the connection to the writer %s broke while your statement ran there, and the cluster settled that it changed nothing (%s); retry it", old, how))
+			"galeon: the connection to the writer %s broke while your statement ran there, and the cluster settled that it did not commit (%s): it changed nothing; retry it", old, how))
 	case v == outcome.Committed:
 		note("committed, its answer lost; the client got 9003")
 		s.p.counts.backendLost.Add(1)

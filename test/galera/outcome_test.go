@@ -20,8 +20,9 @@ import (
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
 
-// TestCommitInFlight sends a COMMIT to a writer that cannot answer (it is
-// frozen with SIGSTOP, so the COMMIT waits in its socket) and makes each
+// TestCommitInFlight sends a COMMIT — or an autocommit INSERT, which
+// galeon wraps with a commit marker — to a writer that cannot answer (it
+// is frozen with SIGSTOP, so the command waits in its socket) and makes each
 // outcome happen for certain:
 //
 //   - committed: the writer is thawed as soon as galeon has fenced it,
@@ -71,78 +72,120 @@ func TestCommitInFlight(t *testing.T) {
 		}},
 		{"thawed after the survivors' view without it, no replay", false, false, thawAfterView},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, db := r.p, r.db
-			if !tc.replay {
-				p, db = noReplay, noReplayDB
+		for _, auto := range []bool{false, true} {
+			what := "COMMIT"
+			if auto {
+				// An autocommit write, which galeon wraps with a marker.
+				what = "autocommit INSERT"
 			}
-			r.waitWhole(t)
-			before := counters(p)
-			w, _ := p.View().Load().Writer()
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			tag := fmt.Sprintf("inflight-%d", time.Now().UnixNano())
-			if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES (?, NOW(6))", tag); err != nil {
-				t.Fatal(err)
-			}
-			if err := r.sb.Pause(w.Name); err != nil {
-				t.Fatal(err)
-			}
-			paused := time.Now()
-			answer := make(chan error, 1)
-			go func() {
-				_, err := conn.ExecContext(ctx, "COMMIT")
-				answer <- err
-			}()
-			tc.fault(t, w.Name)
-			var got error
-			select {
-			case got = <-answer:
-			case <-time.After(60 * time.Second):
-				t.Fatal("no answer to the COMMIT after 60 s")
-			}
-			t.Logf("FIGURE COMMIT in flight on %s, %s: answered after %s: %v", w.Name, tc.name, time.Since(paused).Round(time.Millisecond), got)
-			if !viewSeen.IsZero() {
-				t.Logf("FIGURE answered %s after the test saw the survivors' view without %s", time.Since(viewSeen).Round(time.Millisecond), w.Name)
-				viewSeen = time.Time{}
-			}
-			// Whatever the case, the frozen node is thawed for the next
-			// one (a no-op on a running or killed node).
-			_ = r.sb.Resume(w.Name)
-			after := counters(p)
-			delta := func(name string) int64 { return after[name] - before[name] }
-			var me *mysql.MySQLError
-			switch {
-			case tc.replay && got != nil:
-				t.Errorf("COMMIT answered %v; want OK (committed, or replayed and committed)", got)
-			case !tc.replay && (!errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "did not commit")):
-				t.Errorf("COMMIT answered %v; want 9002 saying that it did not commit", got)
-			}
-			switch {
-			case tc.committed && delta("commits_settled_committed") != 1:
-				t.Errorf("commits_settled_committed +%d, want +1", delta("commits_settled_committed"))
-			case !tc.committed && delta("commits_settled_not_committed") != 1:
-				t.Errorf("commits_settled_not_committed +%d, want +1", delta("commits_settled_not_committed"))
-			case !tc.committed && tc.replay && delta("transactions_replayed") != 1:
-				t.Errorf("transactions_replayed +%d, want +1", delta("transactions_replayed"))
-			}
-			r.waitWhole(t)
-			want := 1
-			if !tc.replay && !tc.committed {
-				want = 0
-			}
-			for name, n := range r.tagged(t, tag) {
-				if n != want {
-					t.Errorf("%s has the transaction's row %d times, want %d (client's answer: %v)", name, n, want, got)
+			t.Run(what+", "+tc.name, func(t *testing.T) {
+				p, db := r.p, r.db
+				if !tc.replay {
+					p, db = noReplay, noReplayDB
 				}
-			}
-		})
+				r.waitWhole(t)
+				before := counters(p)
+				w, _ := p.View().Load().Writer()
+				conn, err := db.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				tag := fmt.Sprintf("inflight-%d", time.Now().UnixNano())
+				const insert = "INSERT INTO app.ledger (node, at) VALUES (?, NOW(6))"
+				if !auto {
+					if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := conn.ExecContext(ctx, insert, tag); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if auto {
+					// A write first, so that the INSERT finds a fresh
+					// writer connection and goes straight out (a
+					// connection idle for long is pinged first).
+					if _, err := conn.ExecContext(ctx, "UPDATE app.ledger SET at = at WHERE node = '"+tag+"'"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := r.sb.Pause(w.Name); err != nil {
+					t.Fatal(err)
+				}
+				paused := time.Now()
+				answer := make(chan error, 1)
+				go func() {
+					var err error
+					if auto {
+						// As text (COM_QUERY): with arguments the driver
+						// would first prepare it on the frozen writer.
+						var res sql.Result
+						if res, err = conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES ('"+tag+"', NOW(6))"); err == nil {
+							if n, _ := res.RowsAffected(); n != 1 {
+								err = fmt.Errorf("OK with %d rows affected, want 1", n)
+							}
+						}
+					} else {
+						_, err = conn.ExecContext(ctx, "COMMIT")
+					}
+					answer <- err
+				}()
+				tc.fault(t, w.Name)
+				var got error
+				select {
+				case got = <-answer:
+				case <-time.After(60 * time.Second):
+					t.Fatalf("no answer to the %s after 60 s", what)
+				}
+				t.Logf("FIGURE %s in flight on %s, %s: answered after %s: %v", what, w.Name, tc.name, time.Since(paused).Round(time.Millisecond), got)
+				if !viewSeen.IsZero() {
+					t.Logf("FIGURE answered %s after the test saw the survivors' view without %s", time.Since(viewSeen).Round(time.Millisecond), w.Name)
+					viewSeen = time.Time{}
+				}
+				// Whatever the case, the frozen node is thawed for the next
+				// one (a no-op on a running or killed node).
+				_ = r.sb.Resume(w.Name)
+				after := counters(p)
+				delta := func(name string) int64 { return after[name] - before[name] }
+				var me *mysql.MySQLError
+				switch {
+				case tc.replay && got != nil:
+					t.Errorf("%s answered %v; want OK (committed, or replayed and committed)", what, got)
+				case !tc.replay && (!errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "did not commit")):
+					t.Errorf("%s answered %v; want 9002 saying that it did not commit", what, got)
+				}
+				committed := tc.committed
+				if auto && tc.committed {
+					// A thawed node that finds its client's socket closed
+					// stops at the first answer it cannot send: the
+					// wrapped write's BEGIN, before the statement (a
+					// bare COMMIT has nothing before it). Either outcome
+					// is the truth, settled.
+					committed = delta("commits_settled_committed") == 1
+				}
+				switch {
+				case delta("commits_settled_committed")+delta("commits_settled_not_committed") != 1:
+					t.Errorf("settled +%d committed, +%d not committed; want one settled outcome",
+						delta("commits_settled_committed"), delta("commits_settled_not_committed"))
+				case committed && delta("commits_settled_committed") != 1:
+					t.Errorf("commits_settled_committed +%d, want +1", delta("commits_settled_committed"))
+				case !committed && delta("commits_settled_not_committed") != 1:
+					t.Errorf("commits_settled_not_committed +%d, want +1", delta("commits_settled_not_committed"))
+				case !committed && tc.replay && delta("transactions_replayed") != 1:
+					t.Errorf("transactions_replayed +%d, want +1", delta("transactions_replayed"))
+				}
+				r.waitWhole(t)
+				want := 1
+				if !tc.replay && !committed {
+					want = 0
+				}
+				for name, n := range r.tagged(t, tag) {
+					if n != want {
+						t.Errorf("%s has the transaction's row %d times, want %d (client's answer: %v)", name, n, want, got)
+					}
+				}
+			})
+		}
 	}
 }
 
