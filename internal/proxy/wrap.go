@@ -442,7 +442,8 @@ func (s *session) settleWrapped(c *backend.Conn, m outcome.Marker, w wrapState) 
 	// Not run again where the node is up and ended the connection by
 	// itself (an operator's KILL, a timeout of the node's): running it
 	// again would undo the KILL.
-	replay := s.replayOn() && (v != outcome.Committed || w.got || (counted && rc < 0)) && (c.Fenced() || !s.nodeAnswers(c))
+	rerun := v == outcome.NotCommitted || (v == outcome.Committed && !w.got && counted && rc < 0)
+	replay := s.replayOn() && rerun && (c.Fenced() || !s.nodeAnswers(c))
 	note := func(what string) {
 		s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("an autocommit write lost with %s was settled in %s: %s (%s)", old, took, what, how))
 	}
