@@ -14,6 +14,7 @@ package outcome
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -56,12 +57,38 @@ type Marker struct {
 // it, which costs the node one index lookup instead of an insert attempt
 // and a duplicate-key update, and must report one affected row (else the
 // row is gone and this COMMIT has no marker).
-func (m Marker) Statement(exists bool) string {
+func (m Marker) Statement(exists bool) string { return string(m.Append(nil, exists, false)) }
+
+// Append appends the marker's write to dst: Statement, or with wrapped
+// WrappedStatement. It allocates nothing when dst has room.
+func (m Marker) Append(dst []byte, exists, wrapped bool) []byte {
 	if exists {
-		return fmt.Sprintf("UPDATE %s.%s SET token = %d, at = NOW(6) WHERE slot = %d", Schema, Table, m.Token, m.Slot)
+		dst = append(dst, "UPDATE "+Schema+"."+Table+" SET token = "...)
+		dst = strconv.AppendUint(dst, m.Token, 10)
+		dst = append(dst, ", at = NOW(6)"...)
+		if wrapped {
+			dst = append(dst, ", rc = @galeon_rc, lid = @galeon_lid"...)
+		}
+		dst = append(dst, " WHERE slot = "...)
+		return strconv.AppendUint(dst, m.Slot, 10)
 	}
-	return fmt.Sprintf("INSERT INTO %s.%s (slot, token, at) VALUES (%d, %d, NOW(6)) ON DUPLICATE KEY UPDATE token = VALUES(token), at = VALUES(at)",
-		Schema, Table, m.Slot, m.Token)
+	dst = append(dst, "INSERT INTO "+Schema+"."+Table+" (slot, token, at"...)
+	if wrapped {
+		dst = append(dst, ", rc, lid"...)
+	}
+	dst = append(dst, ") VALUES ("...)
+	dst = strconv.AppendUint(dst, m.Slot, 10)
+	dst = append(dst, ", "...)
+	dst = strconv.AppendUint(dst, m.Token, 10)
+	dst = append(dst, ", NOW(6)"...)
+	if wrapped {
+		dst = append(dst, ", @galeon_rc, @galeon_lid"...)
+	}
+	dst = append(dst, ") ON DUPLICATE KEY UPDATE token = VALUES(token), at = VALUES(at)"...)
+	if wrapped {
+		dst = append(dst, ", rc = VALUES(rc), lid = VALUES(lid)"...)
+	}
+	return dst
 }
 
 // Wrapped autocommit writes (an INSERT, UPDATE, DELETE or REPLACE sent
@@ -82,14 +109,7 @@ const Capture = "SET @galeon_rc = ROW_COUNT(), @galeon_lid = LAST_INSERT_ID()"
 
 // WrappedStatement is the marker of a wrapped autocommit write: as
 // Statement, with the captured counts.
-func (m Marker) WrappedStatement(exists bool) string {
-	if exists {
-		return fmt.Sprintf("UPDATE %s.%s SET token = %d, at = NOW(6), rc = @galeon_rc, lid = @galeon_lid WHERE slot = %d", Schema, Table, m.Token, m.Slot)
-	}
-	return fmt.Sprintf("INSERT INTO %s.%s (slot, token, at, rc, lid) VALUES (%d, %d, NOW(6), @galeon_rc, @galeon_lid) "+
-		"ON DUPLICATE KEY UPDATE token = VALUES(token), at = VALUES(at), rc = VALUES(rc), lid = VALUES(lid)",
-		Schema, Table, m.Slot, m.Token)
-}
+func (m Marker) WrappedStatement(exists bool) string { return string(m.Append(nil, exists, true)) }
 
 // ReadStatement reads the slot's token (and the counts a wrapped write
 // recorded) as of the cluster's latest commit on the node that runs it

@@ -145,7 +145,8 @@ func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker
 	s.running.Store(c)
 	defer s.running.Store(nil)
 	c.ResetSeq()
-	err = c.WritePacket(mysqlproto.AppendComQuery(nil, m.Statement(s.slotRow), c.Caps))
+	s.markBuf = m.Append(mysqlproto.AppendComQuery(s.markBuf[:0], "", c.Caps), s.slotRow, false)
+	err = c.WritePacket(s.markBuf)
 	if err == nil {
 		c.ResetSeq()
 		err = c.WritePacket(commit)
@@ -193,7 +194,9 @@ func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker
 	if se != nil {
 		s.markerFailed(se)
 	}
+	s.markedCommit = marked
 	res, err = s.relay(c, mysqlproto.ResponseQuery)
+	s.markedCommit = false
 	return res, marked, err
 }
 

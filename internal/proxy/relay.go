@@ -143,6 +143,24 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 			}
 			continue
 		}
+		if first && st == mysqlproto.FrameDone && s.hold.kind == holdTx && s.hold.conn == c {
+			code, isErr := f.ErrorCode()
+			switch {
+			case isErr && (code == errDuringCommit || code == errWsrepNotReady) && s.markedCommit:
+				// Its COMMIT failed as the node lost the Primary
+				// component — and may have committed all the same
+				// (seen: 1180 "Not connected to Primary Component" for
+				// a COMMIT that is on every node). The marker settles
+				// it.
+				return res, &commitUncertain{c.Server()}
+			case isErr && code == errWsrepNotReady && !s.committing && s.replayable():
+				// The transaction's node left the Primary component and
+				// refused the statement: the transaction can never
+				// commit there. Keep the error from the client: the
+				// transaction is replayed on the writer.
+				return res, &nodeRejects{c.Server()}
+			}
+		}
 		if first && st == mysqlproto.FrameDone && s.hold.kind != holdTx && s.hold.kind != holdPinned {
 			if code, isErr := f.ErrorCode(); isErr && code == errWsrepNotReady {
 				// The node refuses work (wsrep_reject_queries, not
@@ -217,6 +235,20 @@ const errWsrepNotReady = mysqlproto.ErrorCode(1047)
 // errNodeShutdown: the node answered ER_SERVER_SHUTDOWN (1053) and closes
 // the connection.
 const errNodeShutdown = protoErr("the node is shutting down (1053)")
+
+// errDuringCommit is ER_ERROR_DURING_COMMIT. Galera answers it to a
+// COMMIT it could not replicate as the node lost the Primary component,
+// but the write-set may have been ordered all the same: it does not
+// mean "rolled back".
+const errDuringCommit = mysqlproto.ErrorCode(1180)
+
+// commitUncertain says a COMMIT's answer was an error that does not tell
+// whether it committed (errDuringCommit).
+type commitUncertain struct{ server string }
+
+func (e *commitUncertain) Error() string {
+	return e.server + " answered the COMMIT with an error that does not say whether it committed (1180)"
+}
 
 // nodeRejects says a node refused a statement it did not run.
 type nodeRejects struct{ server string }

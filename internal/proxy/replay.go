@@ -209,6 +209,18 @@ func (s *session) replayLost(c *backend.Conn) (handled bool, err error) {
 	return true, nil
 }
 
+// replayRefused replays the open transaction, whose node refused a
+// statement on c (1047: it left the Primary component, so the
+// transaction can never commit there), on the writer, away from that
+// node.
+func (s *session) replayRefused(c *backend.Conn) error {
+	old := c.Server()
+	s.hold.drop()
+	s.discard(c)
+	s.p.suspect(old)
+	return s.replayTxAvoiding(old, true)
+}
+
 // nodeAnswers says whether c's node answers a new connection at once
 // (within lookTimeout/2): a broken connection to a node that answers was
 // ended on purpose, not lost with the node.
@@ -235,7 +247,12 @@ func (e *errReplayMismatch) Error() string { return "replay mismatch" }
 // one, old, was lost) and, if every answer matches, holds the new
 // connection as the transaction's. Otherwise the transaction is rolled
 // back (its connection closed) and the client's error says why.
-func (s *session) replayTx(old string) error {
+func (s *session) replayTx(old string) error { return s.replayTxAvoiding(old, false) }
+
+// replayTxAvoiding is replayTx; with avoid, it waits (within the settle
+// bound) for a writer other than old: old is alive but left the Primary
+// component, and the view may still name it.
+func (s *session) replayTxAvoiding(old string, avoid bool) error {
 	log := s.tx
 	s.tx = txLog{}
 	start := time.Now()
@@ -247,6 +264,14 @@ func (s *session) replayTx(old string) error {
 		if errors.As(err, &nb) && time.Now().Before(deadline) {
 			// No writer yet (the old one is not out of the view): wait
 			// for the view that names one, within the settle bound.
+			select {
+			case <-snap.Changed():
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if err == nil && avoid && c.Server() == old && time.Now().Before(deadline) {
+			s.release(c)
 			select {
 			case <-snap.Changed():
 			case <-time.After(50 * time.Millisecond):

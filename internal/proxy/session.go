@@ -82,6 +82,12 @@ type session struct {
 	// (outcome.go); slotRow: its row exists.
 	slot    uint64
 	slotRow bool
+	// markBuf holds the marker's command while it is sent;
+	// markedCommit: the answer being relayed is a marked COMMIT's.
+	markBuf      []byte
+	markedCommit bool
+	// committing: the statement being run is a COMMIT.
+	committing bool
 	// tx is the open transaction as recorded for replay, and sum the
 	// checksum of the answer being relayed (replay.go).
 	tx  txLog

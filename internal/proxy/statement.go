@@ -79,6 +79,8 @@ func (s *session) runStatement(st *statement) error {
 	// node and got none.
 	label := routeNone
 	defer func() { s.p.hist.observeStatement(string(label), time.Since(start)) }()
+	s.committing = st.class.Kind == sqlclass.Commit
+	defer func() { s.committing = false }()
 	var rejected []string
 	// wasInTx: a transaction was open before this statement (replay.go).
 	wasInTx := s.hold.conn != nil && s.hold.kind == holdTx
@@ -141,29 +143,33 @@ func (s *session) runStatement(st *statement) error {
 		s.startSum(st, wasInTx)
 		if m, marked := s.markerFor(st, c, rt); marked {
 			var be *backendErr
+			var cu *commitUncertain
 			var marked bool
-			if res, marked, err = s.forwardMarked(c, out, m); errors.As(err, &be) && !res.written && marked {
-				// The answer to the COMMIT was lost with its node: the
-				// cluster says what became of it, and a transaction
-				// that did not commit is run again on the new writer.
+			if res, marked, err = s.forwardMarked(c, out, m); (errors.As(err, &be) || errors.As(err, &cu)) && !res.written && marked {
+				// The answer to the COMMIT was lost with its node (or
+				// the node, leaving the Primary component, answered an
+				// error that does not say): the cluster says what became
+				// of it, and a transaction that did not commit is run
+				// again on the new writer.
 				old := c.Server()
 				replay := s.replayable()
 				if v, err := s.settle(c, m, replay); v != outcome.NotCommitted || !replay {
 					return err
 				}
-				if err := s.replayTx(old); err != nil {
+				if err := s.replayTxAvoiding(old, cu != nil); err != nil {
 					return s.sendErr(asSQLError(err))
 				}
 				continue
 			}
 		} else if m, wrapped := s.wrapFor(st, c); wrapped {
 			var be *backendErr
+			var cu *commitUncertain
 			var w wrapState
-			if res, w, err = s.forwardWrapped(c, out, response, m); errors.As(err, &be) && !res.written && w.settleable() {
+			if res, w, err = s.forwardWrapped(c, out, response, m); (errors.As(err, &be) || errors.As(err, &cu)) && !res.written && w.settleable() {
 				// The writer was lost before the COMMIT's answer: the
 				// cluster says whether the statement committed; if it
 				// did not, it runs again on the new writer.
-				again, err := s.settleWrapped(c, m, w)
+				again, err := s.settleWrapped(c, m, w, cu != nil)
 				if !again {
 					return err
 				}
@@ -181,6 +187,16 @@ func (s *session) runStatement(st *statement) error {
 			// transaction or pinned state was there.
 			s.after(c, st.class, res)
 			return nil
+		}
+		var nr *nodeRejects
+		if errors.As(err, &nr) && !res.written && s.hold.kind == holdTx && s.hold.conn == c {
+			// The transaction's node left the Primary component
+			// (relay): the transaction runs again on the writer, away
+			// from that node, then this statement.
+			if err := s.replayRefused(c); err != nil {
+				return s.sendErr(asSQLError(err))
+			}
+			continue
 		}
 		if err != nil {
 			if avoid, again := s.retryElsewhere(c, st.class, rt, attempt, res, err); again {

@@ -119,10 +119,23 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 
 // prepareLost handles a PREPARE whose connection broke before any of
 // its answer: on an open transaction's connection that is replayed, the
-// PREPARE goes again (again); otherwise the client gets the error.
-func (s *session) prepareLost(c *backend.Conn, err error, res relayResult) (again bool, _ error) {
+// PREPARE goes again (again); on a connection the session does not hold
+// for a transaction or pinned state it goes again too, up to twice (it
+// changed nothing, as an autocommit read); otherwise the client gets the
+// error.
+func (s *session) prepareLost(c *backend.Conn, err error, res relayResult, attempt int) (again bool, _ error) {
 	if handled, rerr := s.replayLost(c); handled {
 		return rerr == nil, rerr
+	}
+	if attempt < 2 && !(s.hold.conn == c && s.hold.stateful()) {
+		if s.hold.conn == c {
+			s.hold.drop()
+		}
+		s.discard(c)
+		c.Pool().CloseIdle(true)
+		s.p.suspect(c.Server())
+		s.p.counts.readRetries.Add(1)
+		return true, nil
 	}
 	return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
 }
@@ -159,7 +172,7 @@ func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename co
 	}
 	if err != nil {
 		c.MarkBroken()
-		return s.prepareLost(c, err, relayResult{})
+		return s.prepareLost(c, err, relayResult{}, attempt)
 	}
 	f := &s.framer
 	f.Reset(mysqlproto.ResponsePrepare, c.Caps)
@@ -170,7 +183,7 @@ func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename co
 		if err != nil {
 			c.MarkBroken()
 			if first {
-				return s.prepareLost(c, err, res)
+				return s.prepareLost(c, err, res, attempt)
 			}
 			return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
 		}
@@ -179,6 +192,16 @@ func (s *session) prepareOn(pkt []byte, sql string, r sqlclass.Result, rename co
 		if err != nil {
 			c.MarkBroken()
 			return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)
+		}
+		if code, isErr := f.ErrorCode(); first && st == mysqlproto.FrameDone && isErr && code == errWsrepNotReady &&
+			s.hold.kind == holdTx && s.hold.conn == c && s.replayable() {
+			// The open transaction's node left the Primary component:
+			// the transaction runs again on the writer, away from it,
+			// then the PREPARE.
+			if err := s.replayRefused(c); err != nil {
+				return false, s.sendErr(asSQLError(err))
+			}
+			return true, nil
 		}
 		if first && st == mysqlproto.FrameDone && rt != routeHeld {
 			if code, isErr := f.ErrorCode(); isErr && code == errWsrepNotReady {

@@ -186,7 +186,15 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	s.running.Store(c)
 	defer s.running.Store(nil)
 	s.wrapBuf = s.wrapBuf[:0]
-	for _, p := range [...][]byte{wrapBegin, out, wrapCapture, wrapShowWarnings, mysqlproto.AppendComQuery(nil, m.WrappedStatement(s.slotRow), c.Caps), wrapCommit} {
+	s.markBuf = m.Append(mysqlproto.AppendComQuery(s.markBuf[:0], "", c.Caps), s.slotRow, true)
+	cmds := [...][]byte{wrapBegin, out, wrapCapture, wrapShowWarnings, s.markBuf, wrapCommit}
+	if c.Caps.Has(mysqlproto.ClientQueryAttributes) {
+		// Prebuilt without the attributes' prefix.
+		for i, q := range map[int]string{0: "BEGIN", 2: outcome.Capture, 3: "SHOW WARNINGS", 5: "COMMIT"} {
+			cmds[i] = mysqlproto.AppendComQuery(nil, q, c.Caps)
+		}
+	}
+	for _, p := range cmds {
 		c.ResetSeq()
 		if err = c.WritePacket(p); err != nil {
 			break
@@ -228,9 +236,22 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	if commit, err = s.readAnswer(c, mysqlproto.ResponseQuery); err != nil {
 		return res, w, err
 	}
-	if w.unwrapped && begin.code == errWsrepNotReady && w.stmt.isErr && w.stmt.code == errWsrepNotReady && s.hold.kind == holdNone {
-		// The node refused everything: nothing ran, go elsewhere.
+	if commit.isErr {
+		// The sequence's transaction may still be open on c: no later
+		// BEGIN may commit it implicitly.
+		c.MarkBroken()
+	}
+	if (w.stmt.isErr && w.stmt.code == errWsrepNotReady) || (!w.marked && commit.isErr && commit.code == errWsrepNotReady) {
+		// The node is outside the Primary component and refused the
+		// statement, or its COMMIT before running it (and the marker
+		// did not run): nothing committed, go elsewhere.
 		return res, w, &nodeRejects{c.Server()}
+	}
+	if !w.stmt.isErr && !w.unwrapped && w.marked && commit.isErr && (commit.code == errDuringCommit || commit.code == errWsrepNotReady) {
+		// The COMMIT failed as the node lost the Primary component,
+		// and may have committed all the same: the marker settles it.
+		c.MarkBroken()
+		return res, w, &commitUncertain{c.Server()}
 	}
 	// The client's answer: the statement's, unless what followed undid
 	// it (a brute-force abort at the marker, a failed COMMIT).
@@ -268,7 +289,8 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	return res, w, s.pc.Flush()
 }
 
-// The fixed commands of a wrapped write.
+// The fixed commands of a wrapped write (without query attributes,
+// which MariaDB does not take).
 var (
 	wrapBegin        = mysqlproto.AppendComQuery(nil, "BEGIN", 0)
 	wrapCapture      = mysqlproto.AppendComQuery(nil, outcome.Capture, 0)
@@ -435,7 +457,10 @@ func (s *session) answerDiagnostics(sd sqlclass.ShowDiagnostics, d wrapDiag) err
 // answer if it committed, and if it did not (or only the marker did: the
 // statement failed), again reports true: the caller runs the statement
 // once more, on the writer. Nothing had reached the client.
-func (s *session) settleWrapped(c *backend.Conn, m outcome.Marker, w wrapState) (again bool, err error) {
+//
+// uncertain: the connection did not break, its COMMIT was answered with
+// an error that does not say (commitUncertain).
+func (s *session) settleWrapped(c *backend.Conn, m outcome.Marker, w wrapState, uncertain bool) (again bool, err error) {
 	old, lidBefore := c.Server(), c.LastInsertID
 	v, how, took, looks := s.verdict(c, m)
 	rc, lid, counted := outcome.Counts(m, looks)
@@ -443,7 +468,7 @@ func (s *session) settleWrapped(c *backend.Conn, m outcome.Marker, w wrapState) 
 	// itself (an operator's KILL, a timeout of the node's): running it
 	// again would undo the KILL.
 	rerun := v == outcome.NotCommitted || (v == outcome.Committed && !w.got && counted && rc < 0)
-	replay := s.replayOn() && rerun && (c.Fenced() || !s.nodeAnswers(c))
+	replay := s.replayOn() && rerun && (uncertain || c.Fenced() || !s.nodeAnswers(c))
 	note := func(what string) {
 		s.p.events.Add(eventlog.Commit, old, fmt.Sprintf("an autocommit write lost with %s was settled in %s: %s (%s)", old, took, what, how))
 	}
