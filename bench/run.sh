@@ -52,6 +52,9 @@ WORKLOADS=(
 	"read_write_t16|oltp_read_write|16|disable|"
 	"read_write_t16_ps|oltp_read_write|16|auto|"
 	"write_only_t16|oltp_write_only|16|disable|"
+	# The same writes, each in autocommit (galeon wraps each with a
+	# commit marker: galera.commit_outcome).
+	"write_only_autocommit_t16|oltp_write_only|16|disable|--skip_trx=on"
 	# Large results: each range query returns 1,000 rows (~190 KiB), so
 	# the cost per byte relayed shows.
 	"read_only_range1000_t8|oltp_read_only|8|disable|--range_size=1000"

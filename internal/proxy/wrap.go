@@ -33,7 +33,9 @@ import (
 //
 // Not wrapped: statements inside a transaction (their COMMIT carries the
 // marker), multi-statements, statements with RETURNING (a result set),
-// LOAD DATA, CALL and DDL (their own commits), statements of a session
+// LOAD DATA, CALL and DDL (their own commits), statements that name a
+// table of an engine Galera does not replicate (localtables.go: not
+// transactional either, so the marker could not vouch for it), statements of a session
 // pinned to its connection (LOCK TABLES would be released by BEGIN) or
 // with a SET TRANSACTION pending, COM_STMT_BULK_EXECUTE, and compressed
 // links.
@@ -62,10 +64,11 @@ func (s *session) wrapFor(st *statement, c *backend.Conn) (outcome.Marker, bool)
 	}
 	if s.p.cfg.Galera.CommitOutcome != "on" || !s.autocommit || s.hold.kind == holdTx || s.hold.kind == holdPinned ||
 		s.hold.nextTxn || r.MultiStatement || st.cursor || s.longData ||
-		(st.kind != textStatement && st.kind != executeStatement) || hasReturning(st.sql) || !s.isWriter(c.Server()) {
+		(st.kind != textStatement && st.kind != executeStatement) || hasReturning(st.sql) || !s.isWriter(c.Server()) ||
+		s.readsLocalTable(st.sql) {
 		return outcome.Marker{}, false
 	}
-	if c.Caps.Has(mysqlproto.ClientCompress) || s.p.markers.disabled(s.prof.User) {
+	if c.Caps.Has(mysqlproto.ClientCompress) || s.p.markers.disabled(s.prof.User) || len(st.pkt) > wrapMaxCommand {
 		s.p.markers.skipped.Add(1)
 		return outcome.Marker{}, false
 	}
@@ -74,6 +77,14 @@ func (s *session) wrapFor(st *statement, c *backend.Conn) (outcome.Marker, bool)
 	}
 	return outcome.Marker{Slot: s.slot, Token: s.p.markers.token.Add(1)}, true
 }
+
+// wrapMaxCommand bounds the statements that are wrapped. In the driver
+// matrix (test/drivers large_20mib), a 20 MiB COM_STMT_EXECUTE sent
+// wrapped made MariaDB 10.11 close the connection ("Got a packet bigger
+// than 'max_allowed_packet'") where the same statement sent alone
+// passes; why is not understood yet. Such statements go alone (a lost
+// one gets 9003); a round trip is nothing next to sending them.
+const wrapMaxCommand = 1 << 20
 
 // hasReturning says whether a statement's text has the word RETURNING
 // outside strings and comments (INSERT/REPLACE/DELETE ... RETURNING
