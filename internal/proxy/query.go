@@ -403,6 +403,14 @@ func (s *session) retryElsewhere(c *backend.Conn, r sqlclass.Result, hg route, a
 	if !errors.As(err, &be) || attempt >= 2 || hg == routeHeld || (r.IsWrite() && r.Kind != sqlclass.Begin) || !s.autocommit || res.written {
 		return "", false
 	}
+	s.dropForRetry(c)
+	return "", true
+}
+
+// dropForRetry drops c, lost under a command that changed nothing and
+// goes again: its node's idle connections go too (most likely dead as
+// well), and the node gets an immediate check.
+func (s *session) dropForRetry(c *backend.Conn) {
 	if s.hold.conn == c {
 		s.hold.drop()
 	}
@@ -410,7 +418,6 @@ func (s *session) retryElsewhere(c *backend.Conn, r sqlclass.Result, hg route, a
 	c.Pool().CloseIdle(true)
 	s.p.suspect(c.Server())
 	s.p.counts.readRetries.Add(1)
-	return "", true
 }
 
 // failed answers the client for a statement that failed on c and is not

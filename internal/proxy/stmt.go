@@ -128,13 +128,7 @@ func (s *session) prepareLost(c *backend.Conn, err error, res relayResult, attem
 		return rerr == nil, rerr
 	}
 	if attempt < 2 && !(s.hold.conn == c && s.hold.stateful()) {
-		if s.hold.conn == c {
-			s.hold.drop()
-		}
-		s.discard(c)
-		c.Pool().CloseIdle(true)
-		s.p.suspect(c.Server())
-		s.p.counts.readRetries.Add(1)
+		s.dropForRetry(c)
 		return true, nil
 	}
 	return false, s.backendFailed(c, &backendErr{c.Server(), err}, res)

@@ -64,7 +64,7 @@ func (s *session) wrapFor(st *statement, c *backend.Conn) (outcome.Marker, bool)
 	}
 	if s.p.cfg.Galera.CommitOutcome != "on" || !s.autocommit || s.hold.kind == holdTx || s.hold.kind == holdPinned ||
 		s.hold.nextTxn || r.MultiStatement || st.cursor || s.longData ||
-		(st.kind != textStatement && st.kind != executeStatement) || hasReturning(st.sql) || !s.isWriter(c.Server()) ||
+		(st.kind != textStatement && st.kind != executeStatement) || sqlclass.HasReturning(st.sql) || !s.isWriter(c.Server()) ||
 		s.readsLocalTable(st.sql) {
 		return outcome.Marker{}, false
 	}
@@ -85,36 +85,6 @@ func (s *session) wrapFor(st *statement, c *backend.Conn) (outcome.Marker, bool)
 // passes; why is not understood yet. Such statements go alone (a lost
 // one gets 9003); a round trip is nothing next to sending them.
 const wrapMaxCommand = 1 << 20
-
-// hasReturning says whether a statement's text has the word RETURNING
-// outside strings and comments (INSERT/REPLACE/DELETE ... RETURNING
-// answer with a result set).
-func hasReturning(q string) bool {
-	t := sqlclass.NewTokenizer(q)
-	for {
-		tok := t.Next()
-		switch {
-		case tok.Kind == sqlclass.TokEOF:
-			return false
-		case tok.Kind == sqlclass.TokWord && len(tok.Text(q)) == 9 && upperEq(tok.Text(q), "RETURNING"):
-			return true
-		}
-	}
-}
-
-// upperEq compares an ASCII word with an upper-case keyword.
-func upperEq(w, kw string) bool {
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != kw[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // answer is one answer read whole into the session's wrap buffer.
 type answer struct {

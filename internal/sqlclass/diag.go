@@ -176,3 +176,18 @@ func UsesNoTable(q string, r Result) bool {
 		first = false
 	}
 }
+
+// HasReturning says whether a statement has the word RETURNING outside
+// strings, identifiers and comments: INSERT, REPLACE or DELETE ...
+// RETURNING answer with a result set.
+func HasReturning(q string) bool {
+	t := NewTokenizer(q)
+	for {
+		switch tok := t.Next(); {
+		case tok.Kind == TokEOF:
+			return false
+		case tok.Kind == TokWord && eqFold(tok.Text(q), "RETURNING"):
+			return true
+		}
+	}
+}

@@ -75,3 +75,17 @@ func TestUsesNoTable(t *testing.T) {
 		}
 	}
 }
+
+func TestHasReturning(t *testing.T) {
+	for q, want := range map[string]bool{
+		"INSERT INTO t VALUES (1) RETURNING id":  true,
+		"delete from t where id = 1 returning *": true,
+		"INSERT INTO t VALUES ('RETURNING')":     false,
+		"INSERT INTO `returning` VALUES (1)":     false,
+		"UPDATE t SET v = 1 /* RETURNING */":     false,
+	} {
+		if got := HasReturning(q); got != want {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+	}
+}
