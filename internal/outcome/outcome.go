@@ -67,7 +67,7 @@ func (m Marker) Append(dst []byte, exists, wrapped bool) []byte {
 		dst = strconv.AppendUint(dst, m.Token, 10)
 		dst = append(dst, ", at = NOW(6)"...)
 		if wrapped {
-			dst = append(dst, ", rc = @galeon_rc, lid = @galeon_lid"...)
+			dst = append(dst, ", rc = NULL, lid = NULL"...)
 		}
 		dst = append(dst, " WHERE slot = "...)
 		return strconv.AppendUint(dst, m.Slot, 10)
@@ -82,7 +82,7 @@ func (m Marker) Append(dst []byte, exists, wrapped bool) []byte {
 	dst = strconv.AppendUint(dst, m.Token, 10)
 	dst = append(dst, ", NOW(6)"...)
 	if wrapped {
-		dst = append(dst, ", @galeon_rc, @galeon_lid"...)
+		dst = append(dst, ", NULL, NULL"...)
 	}
 	dst = append(dst, ") ON DUPLICATE KEY UPDATE token = VALUES(token), at = VALUES(at)"...)
 	if wrapped {
@@ -95,33 +95,50 @@ func (m Marker) Append(dst []byte, exists, wrapped bool) []byte {
 // outside a transaction) run as one pipelined sequence on their
 // connection, so that their commit carries a marker too:
 //
-//	BEGIN; <statement>; Capture; SHOW WARNINGS; <WrappedStatement>; COMMIT
+//	START TRANSACTION; <marker, Append(wrapped)>; <statement>; Capture;
+//	SHOW WARNINGS; <AppendCounts>; COMMIT AND NO CHAIN NO RELEASE
 //
+// The marker comes first, so that its token commits exactly when the
+// statement's transaction does: a brute-force abort after the statement
+// rolls the token back with it, and the commands after it then change
+// nothing (AppendCounts only updates the row that holds the token).
 // Capture keeps the statement's ROW_COUNT() and LAST_INSERT_ID() in
 // user variables of the backend connection (it uses no table, so the
 // statement's warnings stay listed for SHOW WARNINGS, which the proxy
-// keeps for the client: the marker's write, which uses a table, clears
-// them); the marker writes them into the write-set, so that a commit
-// settled after the writer's loss is answered with the statement's own
-// affected rows and insert id (rc -1: the statement failed, and only
-// the marker committed).
+// keeps for the client: AppendCounts, which uses a table, clears them);
+// AppendCounts writes them into the write-set, so that a commit settled
+// after the writer's loss is answered with the statement's own affected
+// rows and insert id (rc -1: the statement failed, and only the marker
+// committed).
 const Capture = "SET @galeon_rc = ROW_COUNT(), @galeon_lid = LAST_INSERT_ID()"
 
-// WrappedStatement is the marker of a wrapped autocommit write: as
-// Statement, with the captured counts.
+// WrappedStatement is the first marker of a wrapped autocommit write.
 func (m Marker) WrappedStatement(exists bool) string { return string(m.Append(nil, exists, true)) }
+
+// AppendCounts appends the second write of a wrapped autocommit write:
+// the captured counts into the row that holds m's token.
+func (m Marker) AppendCounts(dst []byte) []byte {
+	dst = append(dst, "UPDATE "+Schema+"."+Table+" SET rc = @galeon_rc, lid = @galeon_lid WHERE slot = "...)
+	dst = strconv.AppendUint(dst, m.Slot, 10)
+	dst = append(dst, " AND token = "...)
+	return strconv.AppendUint(dst, m.Token, 10)
+}
 
 // ReadStatement reads the slot's token (and the counts a wrapped write
 // recorded) as of the cluster's latest commit on the node that runs it
 // (a causal read).
+//
+// It reads every column (slot, token, at, and rc, lid where the table
+// has them): a table made by an earlier galeon, without the last two,
+// still settles COMMITs.
 func ReadStatement(slot uint64) string {
-	return fmt.Sprintf("SET STATEMENT wsrep_sync_wait=1 FOR SELECT token, rc, lid FROM %s.%s WHERE slot = %d", Schema, Table, slot)
+	return fmt.Sprintf("SET STATEMENT wsrep_sync_wait=1 FOR SELECT * FROM %s.%s WHERE slot = %d", Schema, Table, slot)
 }
 
 // LocalReadStatement reads the slot's row as a node outside a Primary
 // component has it: proof of a commit if found, of nothing if not.
 func LocalReadStatement(slot uint64) string {
-	return fmt.Sprintf("SET STATEMENT wsrep_dirty_reads=1 FOR SELECT token, rc, lid FROM %s.%s WHERE slot = %d", Schema, Table, slot)
+	return fmt.Sprintf("SET STATEMENT wsrep_dirty_reads=1 FOR SELECT * FROM %s.%s WHERE slot = %d", Schema, Table, slot)
 }
 
 // ThreadStatement counts the node's connections with id: 0 once the
@@ -131,7 +148,7 @@ func ThreadStatement(id uint32) string {
 }
 
 // Unavailable reports whether a marker write failed because the marker
-// is not set up for the account (no table, no grant, read-only server):
+// is not set up for the account (no table, no grant, an older table):
 // the transaction is intact and its COMMIT's own answer stands; the
 // feature is off for that account until an operator sets it up.
 func Unavailable(code uint16) bool {
@@ -140,9 +157,7 @@ func Unavailable(code uint16) bool {
 		1049, // ER_BAD_DB_ERROR
 		1054, // ER_BAD_FIELD_ERROR (an older table)
 		1142, // ER_TABLEACCESS_DENIED_ERROR
-		1146, // ER_NO_SUCH_TABLE
-		1290, // ER_OPTION_PREVENTS_STATEMENT (read_only)
-		1792: // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+		1146: // ER_NO_SUCH_TABLE
 		return true
 	}
 	return false

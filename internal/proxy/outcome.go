@@ -197,12 +197,21 @@ func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker
 	s.markedCommit = marked
 	res, err = s.relay(c, mysqlproto.ResponseQuery)
 	s.markedCommit = false
+	if res.isErr {
+		// The COMMIT failed: a row the marker inserted is not there.
+		s.slotRow = false
+	}
 	return res, marked, err
 }
 
 // markerFailed reports a marker write that failed without harming the
 // transaction.
 func (s *session) markerFailed(se *mysqlproto.SQLError) {
+	if se.Code == 1290 || se.Code == 1792 {
+		// A read-only server or transaction: the statement was refused
+		// too; nothing to warn about.
+		return
+	}
 	if !outcome.Unavailable(uint16(se.Code)) {
 		s.p.log.Warn("commit marker write failed; the COMMIT went on without it", "backend_user", s.prof.User, "error", se.Error())
 		return
@@ -399,12 +408,13 @@ func (s *session) lookAt(srv topology.Server, old, oldAddr string, tid uint32, s
 		l.Err = fmt.Errorf("marker: %v", err)
 		return l
 	}
-	if len(row) == 3 {
-		l.Token, err = strconv.ParseUint(row[0].Text, 10, 64)
+	// slot, token, at, and rc, lid in a table of this galeon.
+	if len(row) >= 3 {
+		l.Token, err = strconv.ParseUint(row[1].Text, 10, 64)
 		l.Found = err == nil
-		if !row[1].Null && !row[2].Null {
-			rc, err1 := strconv.ParseInt(row[1].Text, 10, 64)
-			lid, err2 := strconv.ParseUint(row[2].Text, 10, 64)
+		if len(row) >= 5 && !row[3].Null && !row[4].Null {
+			rc, err1 := strconv.ParseInt(row[3].Text, 10, 64)
+			lid, err2 := strconv.ParseUint(row[4].Text, 10, 64)
 			l.RC, l.LID, l.Counted = rc, lid, err1 == nil && err2 == nil
 		}
 	}

@@ -153,7 +153,7 @@ func (s *session) relay(c *backend.Conn, kind mysqlproto.ResponseKind) (relayRes
 				// a COMMIT that is on every node). The marker settles
 				// it.
 				return res, &commitUncertain{c.Server()}
-			case isErr && code == errWsrepNotReady && !s.committing && s.replayable():
+			case isErr && code == errWsrepNotReady && s.inLoop && !s.committing && s.replayable():
 				// The transaction's node left the Primary component and
 				// refused the statement: the transaction can never
 				// commit there. Keep the error from the client: the

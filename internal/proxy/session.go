@@ -86,8 +86,9 @@ type session struct {
 	// markedCommit: the answer being relayed is a marked COMMIT's.
 	markBuf      []byte
 	markedCommit bool
-	// committing: the statement being run is a COMMIT.
-	committing bool
+	// inLoop: a statement runs in the statement loop (runStatement),
+	// and committing: it is a COMMIT.
+	inLoop, committing bool
 	// tx is the open transaction as recorded for replay, and sum the
 	// checksum of the answer being relayed (replay.go).
 	tx  txLog
@@ -370,7 +371,12 @@ func schemaCheckable(servers []topology.Server) bool {
 
 // dispatch runs one command. quit means the client said goodbye.
 func (s *session) dispatch(pkt []byte) (quit bool, err error) {
-	s.afterWrap, s.wrapDiag = s.wrapDiag, wrapDiag{}
+	if mysqlproto.Command(pkt[0]) != mysqlproto.ComStmtClose {
+		// COM_STMT_CLOSE (no answer) leaves the diagnostics as they
+		// are: go-sql-driver sends it after each statement with
+		// arguments.
+		s.afterWrap, s.wrapDiag = s.wrapDiag, wrapDiag{}
+	}
 	switch mysqlproto.Command(pkt[0]) {
 	case mysqlproto.ComQuery:
 		return false, s.comQuery(pkt)

@@ -79,8 +79,8 @@ func (s *session) runStatement(st *statement) error {
 	// node and got none.
 	label := routeNone
 	defer func() { s.p.hist.observeStatement(string(label), time.Since(start)) }()
-	s.committing = st.class.Kind == sqlclass.Commit
-	defer func() { s.committing = false }()
+	s.inLoop, s.committing = true, st.class.Kind == sqlclass.Commit
+	defer func() { s.inLoop, s.committing = false, false }()
 	var rejected []string
 	// wasInTx: a transaction was open before this statement (replay.go).
 	wasInTx := s.hold.conn != nil && s.hold.kind == holdTx

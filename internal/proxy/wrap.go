@@ -17,10 +17,11 @@ import (
 // nothing says whether it committed. galeon sends it as one pipelined
 // sequence instead (see outcome.Capture):
 //
-//	BEGIN; <statement>; Capture; SHOW WARNINGS; <marker>; COMMIT
+//	START TRANSACTION; <marker>; <statement>; Capture; SHOW WARNINGS;
+//	<counts>; COMMIT AND NO CHAIN NO RELEASE
 //
-// in one write, and reads the six answers in one go: no round trip more
-// than the bare statement. The client gets the statement's own answer
+// in one write, and reads the seven answers in one go: no round trip
+// more than the bare statement. The client gets the statement's own answer
 // (affected rows, insert id, warnings count, info), with the status of
 // a statement that ran alone, once the COMMIT's OK is in; if the COMMIT
 // failed (a certification conflict, a brute-force abort), it gets that
@@ -28,8 +29,7 @@ import (
 // leaves for the next one is kept exact too: its ROW_COUNT() is put back
 // into the next statement that reads it, and its warnings (or error),
 // which the marker's write clears on the node, are answered by galeon to
-// a SHOW WARNINGS / SHOW ERRORS / SHOW COUNT(*) that follows at once
-// (wrapDiag).
+// a SHOW WARNINGS / SHOW ERRORS / SHOW COUNT(*) that follows (wrapDiag).
 //
 // Not wrapped: statements inside a transaction (their COMMIT carries the
 // marker), multi-statements, statements with RETURNING (a result set),
@@ -145,14 +145,15 @@ func (s *session) readAnswer(c *backend.Conn, kind mysqlproto.ResponseKind) (ans
 
 // wrapState is how far a wrapped write's answers were read.
 type wrapState struct {
-	// unwrapped: BEGIN's answer was an error, so the statement ran
-	// alone (its marker proves nothing about it).
+	// unwrapped: START TRANSACTION's answer was an error, so the
+	// statement ran alone (its marker proves nothing about it).
 	unwrapped bool
+	// markerRead: the marker's answer was read; marked: it wrote the
+	// row (else the statement's commit carries no token).
+	markerRead, marked bool
 	// got: the statement's answer was read (stmt).
 	got  bool
 	stmt answer
-	// markerRead: the marker's answer was read; marked: it wrote the row.
-	markerRead, marked bool
 }
 
 // settleable says whether a wrapped write whose connection broke can be
@@ -168,10 +169,14 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	defer s.running.Store(nil)
 	s.wrapBuf = s.wrapBuf[:0]
 	s.markBuf = m.Append(mysqlproto.AppendComQuery(s.markBuf[:0], "", c.Caps), s.slotRow, true)
-	cmds := [...][]byte{wrapBegin, out, wrapCapture, wrapShowWarnings, s.markBuf, wrapCommit}
+	// The counts' write follows the marker's in the same buffer.
+	at := len(s.markBuf)
+	s.markBuf = m.AppendCounts(mysqlproto.AppendComQuery(s.markBuf, "", c.Caps))
+	marker, counts := s.markBuf[:at], s.markBuf[at:]
+	cmds := [...][]byte{wrapStart, marker, out, wrapCapture, wrapShowWarnings, counts, wrapCommit}
 	if c.Caps.Has(mysqlproto.ClientQueryAttributes) {
 		// Prebuilt without the attributes' prefix.
-		for i, q := range map[int]string{0: "BEGIN", 2: outcome.Capture, 3: "SHOW WARNINGS", 5: "COMMIT"} {
+		for i, q := range map[int]string{0: wrapStartSQL, 3: outcome.Capture, 4: "SHOW WARNINGS", 6: wrapCommitSQL} {
 			cmds[i] = mysqlproto.AppendComQuery(nil, q, c.Caps)
 		}
 	}
@@ -188,21 +193,12 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		c.MarkBroken()
 		return res, w, &backendErr{c.Server(), err}
 	}
-	begin, err := s.readAnswer(c, mysqlproto.ResponseQuery)
+	start, err := s.readAnswer(c, mysqlproto.ResponseQuery)
 	if err != nil {
 		return res, w, err
 	}
-	w.unwrapped = begin.isErr
-	if w.stmt, err = s.readAnswer(c, kind); err != nil {
-		return res, w, err
-	}
-	w.got = true
-	var show, mark, commit answer
-	if _, err = s.readAnswer(c, mysqlproto.ResponseQuery); err == nil {
-		if show, err = s.readAnswer(c, mysqlproto.ResponseQuery); err == nil {
-			mark, err = s.readAnswer(c, mysqlproto.ResponseQuery)
-		}
-	}
+	w.unwrapped = start.isErr
+	mark, err := s.readAnswer(c, mysqlproto.ResponseQuery)
 	if err != nil {
 		return res, w, err
 	}
@@ -210,44 +206,63 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	var markErr *mysqlproto.SQLError
 	if mark.isErr {
 		markErr, _ = mysqlproto.ParseErr(s.lastPayload(mark))
-	} else if ok, perr := mysqlproto.ParseOK(s.lastPayload(mark), c.Caps); perr == nil {
-		w.marked = ok.AffectedRows > 0
+		s.slotRow = false
+	} else {
+		w.marked = mark.affected > 0
 		s.slotRow = w.marked
 	}
-	if commit, err = s.readAnswer(c, mysqlproto.ResponseQuery); err != nil {
+	if w.stmt, err = s.readAnswer(c, kind); err != nil {
 		return res, w, err
 	}
-	if commit.isErr {
+	w.got = true
+	// The capture, SHOW WARNINGS, the counts' write and the COMMIT.
+	var after [4]answer
+	for i := range after {
+		if after[i], err = s.readAnswer(c, mysqlproto.ResponseQuery); err != nil {
+			return res, w, err
+		}
+	}
+	show, commit := after[1], after[3]
+	if commit.isErr || commit.status.Has(mysqlproto.ServerStatusInTrans) {
 		// The sequence's transaction may still be open on c: no later
 		// BEGIN may commit it implicitly.
 		c.MarkBroken()
 	}
-	if (w.stmt.isErr && w.stmt.code == errWsrepNotReady) || (!w.marked && commit.isErr && commit.code == errWsrepNotReady) {
+	if commit.isErr {
+		// A row the marker inserted is not there.
+		s.slotRow = false
+	}
+	if w.stmt.isErr && w.stmt.code == errWsrepNotReady {
 		// The node is outside the Primary component and refused the
-		// statement, or its COMMIT before running it (and the marker
-		// did not run): nothing committed, go elsewhere.
+		// statement: nothing committed, go elsewhere.
 		return res, w, &nodeRejects{c.Server()}
 	}
 	if !w.stmt.isErr && !w.unwrapped && w.marked && commit.isErr && (commit.code == errDuringCommit || commit.code == errWsrepNotReady) {
 		// The COMMIT failed as the node lost the Primary component,
 		// and may have committed all the same: the marker settles it.
-		c.MarkBroken()
 		return res, w, &commitUncertain{c.Server()}
 	}
 	// The client's answer: the statement's, unless what followed undid
-	// it (a brute-force abort at the marker, a failed COMMIT).
+	// it — a brute-force abort (1213) after the statement rolled it
+	// back, and the COMMIT then had nothing to commit; or the COMMIT
+	// failed.
 	give := w.stmt
-	switch {
-	case w.stmt.isErr || w.unwrapped:
-	case mark.isErr && mark.code == mysqlproto.ErLockDeadlock:
-		give = mark
-	case commit.isErr:
-		give = commit
+	if !w.stmt.isErr && !w.unwrapped && markErr == nil {
+		for _, a := range after[:3] {
+			if a.isErr && a.code == mysqlproto.ErLockDeadlock {
+				give = a
+				break
+			}
+		}
+		if give.to == w.stmt.to && commit.isErr {
+			give = commit
+		}
 	}
 	if markErr != nil && markErr.Code != mysqlproto.ErLockDeadlock {
 		s.markerFailed(markErr)
 	}
-	if give.to == w.stmt.to {
+	own := give.to == w.stmt.to
+	if own {
 		mysqlproto.ClearStatus(s.lastPayload(give), c.Caps, mysqlproto.ServerStatusInTrans|mysqlproto.ServerStatusInTransReadonly)
 	}
 	for at := give.from; at < give.to; {
@@ -266,17 +281,26 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	if give.isErr && endsConnection(give.code) {
 		c.MarkBroken()
 	}
-	s.keepDiagnostics(give, show, c.Caps)
+	if own {
+		s.keepDiagnostics(give, show, c.Caps)
+	}
 	return res, w, s.pc.Flush()
 }
 
 // The fixed commands of a wrapped write (without query attributes,
-// which MariaDB does not take).
+// which MariaDB does not take). START TRANSACTION, not BEGIN (which
+// sql_mode=ORACLE reads as a block); the COMMIT says NO CHAIN NO
+// RELEASE whatever completion_type the session has.
+const (
+	wrapStartSQL  = "START TRANSACTION"
+	wrapCommitSQL = "COMMIT AND NO CHAIN NO RELEASE"
+)
+
 var (
-	wrapBegin        = mysqlproto.AppendComQuery(nil, "BEGIN", 0)
+	wrapStart        = mysqlproto.AppendComQuery(nil, wrapStartSQL, 0)
 	wrapCapture      = mysqlproto.AppendComQuery(nil, outcome.Capture, 0)
 	wrapShowWarnings = mysqlproto.AppendComQuery(nil, "SHOW WARNINGS", 0)
-	wrapCommit       = mysqlproto.AppendComQuery(nil, "COMMIT", 0)
+	wrapCommit       = mysqlproto.AppendComQuery(nil, wrapCommitSQL, 0)
 )
 
 // keepDiagnostics notes what the client's answer a leaves for the next

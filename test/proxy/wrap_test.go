@@ -67,6 +67,17 @@ func testWrappedWrites(t *testing.T, pt *proxyUnderTest) {
 		"SELECT LAST_INSERT_ID(), ROW_COUNT()",
 		"DELETE FROM %s WHERE id < 0",
 		"SELECT ROW_COUNT()",
+		// A session whose COMMIT would chain a new transaction, and one
+		// where BEGIN opens a block (sql_mode=ORACLE): a wrapped write
+		// still leaves no transaction open.
+		"SET SESSION completion_type = 'CHAIN'",
+		"INSERT INTO %s (v) VALUES (7)",
+		"SELECT @@in_transaction, ROW_COUNT()",
+		"SET SESSION completion_type = DEFAULT",
+		"SET SESSION sql_mode = 'ORACLE'",
+		"INSERT INTO %s (v) VALUES (8)",
+		"SELECT @@in_transaction, ROW_COUNT()",
+		"SET SESSION sql_mode = DEFAULT",
 		"SELECT id, v FROM %s ORDER BY id",
 	}
 	for _, q := range script {
