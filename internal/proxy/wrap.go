@@ -393,7 +393,7 @@ func (s *session) diagnosticsAfterWrap(q string, r sqlclass.Result) (q2 string, 
 	if len(done) == 0 {
 		return q, r, false, nil
 	}
-	s.rename = columnRename{}
+	s.rename.exact = s.rename.exact[:0]
 	for _, rp := range done {
 		s.rename.exact = append(s.rename.exact, exactRename{from: rp.Value, to: rp.Spelling})
 	}
@@ -432,8 +432,14 @@ func (s *session) answerDiagnostics(sd sqlclass.ShowDiagnostics, d wrapDiag) err
 		rows = rows[:min(uint64(len(rows)), sd.Limit)]
 	}
 	send := func(raw []byte) error { return s.pc.WritePacket(raw[4:]) }
+	const inTx = mysqlproto.ServerStatusInTrans | mysqlproto.ServerStatusInTransReadonly
 	for at := 0; at < len(head); {
 		n := int(uint24(head[at:]))
+		if p := head[at+4 : at+4+n]; mysqlproto.IsEOF(p, false) {
+			// The EOF after the column definitions: its status is the
+			// one inside the wrapped transaction.
+			mysqlproto.ClearStatus(p, s.caps&^mysqlproto.ClientDeprecateEOF, inTx)
+		}
 		if err := send(head[at : at+4+n]); err != nil {
 			return err
 		}
@@ -446,7 +452,7 @@ func (s *session) answerDiagnostics(sd sqlclass.ShowDiagnostics, d wrapDiag) err
 	}
 	// The terminator's status is the one inside the wrapped transaction.
 	t := append([]byte(nil), term...)
-	mysqlproto.ClearStatus(t[4:], s.caps, mysqlproto.ServerStatusInTrans|mysqlproto.ServerStatusInTransReadonly)
+	mysqlproto.ClearStatus(t[4:], s.caps, inTx)
 	if err := send(t); err != nil {
 		return err
 	}
