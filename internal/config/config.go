@@ -155,9 +155,11 @@ type Galera struct {
 	ReadYourWrites string `toml:"read_your_writes"`
 	// CommitOutcome: "on" (default) writes a commit marker in the
 	// write-set of every transaction that wrote, sent with its COMMIT in
-	// one round trip, so that a COMMIT whose answer is lost with the
-	// writer is settled (committed or not) instead of reported unknown.
-	// "off" sends COMMIT alone.
+	// one round trip, and wraps each autocommit write with one, so that
+	// a COMMIT or write whose answer is lost with the writer is settled
+	// (committed or not) instead of reported unknown. "commits" marks
+	// COMMITs only: autocommit writes go alone (wrapping one costs its
+	// node six more commands). "off" sends COMMIT alone.
 	CommitOutcome string `toml:"commit_outcome"`
 	// CommitSettleTimeout bounds how long a session waits for the
 	// cluster to settle a lost COMMIT (the survivors' view without the
@@ -478,9 +480,9 @@ func (c *Config) Validate() []string {
 		add("galera.read_your_writes", "%q: use on (a session reads its own writes on every node) or off", g.ReadYourWrites)
 	}
 	switch g.CommitOutcome {
-	case "on", "off":
+	case "on", "commits", "off":
 	default:
-		add("galera.commit_outcome", "%q: use on (a COMMIT lost with the writer is settled from a marker) or off", g.CommitOutcome)
+		add("galera.commit_outcome", "%q: use on (a COMMIT or autocommit write lost with the writer is settled from a marker), commits (COMMITs only) or off", g.CommitOutcome)
 	}
 	switch g.TransactionReplay {
 	case "on", "off":

@@ -112,3 +112,14 @@ func TestSitesAreValidated(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitOutcomeValues(t *testing.T) {
+	for v, ok := range map[string]bool{"on": true, "commits": true, "off": true, "maybe": false, "": false} {
+		cfg := Defaults()
+		cfg.Galera.CommitOutcome = v
+		problems := strings.Join(cfg.Validate(), "; ")
+		if got := !strings.Contains(problems, "galera.commit_outcome"); got != ok {
+			t.Errorf("commit_outcome %q: accepted %v, want %v (%s)", v, got, ok, problems)
+		}
+	}
+}

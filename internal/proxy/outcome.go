@@ -115,7 +115,7 @@ func changesData(r sqlclass.Result) bool {
 func (s *session) markerFor(st *statement, c *backend.Conn, rt route) (outcome.Marker, bool) {
 	r := st.class
 	if st.kind != textStatement || r.Kind != sqlclass.Commit || r.Chain || r.MultiStatement ||
-		rt != routeHeld || s.hold.conn != c || !s.hold.wrote || s.p.cfg.Galera.CommitOutcome != "on" {
+		rt != routeHeld || s.hold.conn != c || !s.hold.wrote || s.p.cfg.Galera.CommitOutcome == "off" {
 		return outcome.Marker{}, false
 	}
 	if c.Caps.Has(mysqlproto.ClientCompress) || s.p.markers.disabled(s.prof.User) {
