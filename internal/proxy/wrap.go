@@ -64,7 +64,7 @@ func (s *session) wrapFor(st *statement, c *backend.Conn) (outcome.Marker, bool)
 	}
 	if s.p.cfg.Galera.CommitOutcome != "on" || !s.autocommit || s.hold.kind == holdTx || s.hold.kind == holdPinned ||
 		s.hold.nextTxn || r.MultiStatement || st.cursor || s.longData ||
-		(st.kind != textStatement && st.kind != executeStatement) || sqlclass.HasReturning(st.sql) || !s.isWriter(c.Server()) ||
+		(st.kind != textStatement && st.kind != executeStatement) || sqlclass.HasReturning(st.sql) || c.WriterEpoch() == 0 ||
 		s.readsLocalTable(st.sql) {
 		return outcome.Marker{}, false
 	}
