@@ -103,6 +103,23 @@ type answer struct {
 // write).
 func (s *session) lastPayload(a answer) []byte { return s.wrapBuf[a.last+4 : a.to] }
 
+// sendAnswer writes an answer kept in s.wrapBuf to the client,
+// numbered for the current command.
+func (s *session) sendAnswer(a answer) error {
+	for at := a.from; at < a.to; {
+		n := int(uint24(s.wrapBuf[at:]))
+		if err := s.pc.WritePacket(s.wrapBuf[at+4 : at+4+n]); err != nil {
+			return err
+		}
+		at += 4 + n
+	}
+	return nil
+}
+
+// inTxFlags are the status flags a statement run inside the wrapped
+// transaction has and the bare statement would not.
+const inTxFlags = mysqlproto.ServerStatusInTrans | mysqlproto.ServerStatusInTransReadonly
+
 // readAnswer reads one whole answer of kind from c into s.wrapBuf.
 func (s *session) readAnswer(c *backend.Conn, kind mysqlproto.ResponseKind) (answer, error) {
 	a := answer{from: len(s.wrapBuf)}
@@ -263,20 +280,16 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	}
 	own := give.to == w.stmt.to
 	if own {
-		mysqlproto.ClearStatus(s.lastPayload(give), c.Caps, mysqlproto.ServerStatusInTrans|mysqlproto.ServerStatusInTransReadonly)
+		mysqlproto.ClearStatus(s.lastPayload(give), c.Caps, inTxFlags)
 	}
-	for at := give.from; at < give.to; {
-		n := int(uint24(s.wrapBuf[at:]))
-		if err := s.pc.WritePacket(s.wrapBuf[at+4 : at+4+n]); err != nil {
-			c.MarkBroken()
-			return res, w, err
-		}
-		at += 4 + n
+	if err := s.sendAnswer(give); err != nil {
+		c.MarkBroken()
+		return res, w, err
 	}
 	res = relayResult{isErr: give.isErr, written: true, recv: give.to - give.from, warnings: give.warnings, lastInsertID: give.insertID, statusKnown: true}
 	res.status = commit.status
 	if !give.isErr {
-		res.status = give.status &^ (mysqlproto.ServerStatusInTrans | mysqlproto.ServerStatusInTransReadonly)
+		res.status = give.status &^ inTxFlags
 	}
 	if give.isErr && endsConnection(give.code) {
 		c.MarkBroken()
@@ -432,13 +445,12 @@ func (s *session) answerDiagnostics(sd sqlclass.ShowDiagnostics, d wrapDiag) err
 		rows = rows[:min(uint64(len(rows)), sd.Limit)]
 	}
 	send := func(raw []byte) error { return s.pc.WritePacket(raw[4:]) }
-	const inTx = mysqlproto.ServerStatusInTrans | mysqlproto.ServerStatusInTransReadonly
 	for at := 0; at < len(head); {
 		n := int(uint24(head[at:]))
 		if p := head[at+4 : at+4+n]; mysqlproto.IsEOF(p, false) {
 			// The EOF after the column definitions: its status is the
 			// one inside the wrapped transaction.
-			mysqlproto.ClearStatus(p, s.caps&^mysqlproto.ClientDeprecateEOF, inTx)
+			mysqlproto.ClearStatus(p, s.caps&^mysqlproto.ClientDeprecateEOF, inTxFlags)
 		}
 		if err := send(head[at : at+4+n]); err != nil {
 			return err
@@ -452,7 +464,7 @@ func (s *session) answerDiagnostics(sd sqlclass.ShowDiagnostics, d wrapDiag) err
 	}
 	// The terminator's status is the one inside the wrapped transaction.
 	t := append([]byte(nil), term...)
-	mysqlproto.ClearStatus(t[4:], s.caps, inTx)
+	mysqlproto.ClearStatus(t[4:], s.caps, inTxFlags)
 	if err := send(t); err != nil {
 		return err
 	}
@@ -487,13 +499,9 @@ func (s *session) settleWrapped(c *backend.Conn, m outcome.Marker, w wrapState, 
 	case v == outcome.Committed && w.got:
 		note("committed; the client got its answer")
 		a := w.stmt
-		mysqlproto.ClearStatus(s.lastPayload(a), s.caps, mysqlproto.ServerStatusInTrans|mysqlproto.ServerStatusInTransReadonly)
-		for at := a.from; at < a.to; {
-			n := int(uint24(s.wrapBuf[at:]))
-			if err := s.pc.WritePacket(s.wrapBuf[at+4 : at+4+n]); err != nil {
-				return false, err
-			}
-			at += 4 + n
+		mysqlproto.ClearStatus(s.lastPayload(a), s.caps, inTxFlags)
+		if err := s.sendAnswer(a); err != nil {
+			return false, err
 		}
 		s.wrapDiag = wrapDiag{on: true, rows: true, rowCount: int64(a.affected)}
 		return false, s.pc.Flush()
