@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +26,9 @@ const runTimeout = 5 * time.Minute
 
 // outcome is what mariadb-test-run said about one test.
 type outcome struct {
-	status string // pass, fail, skipped, disabled; missing: no result line
+	// pass, fail, skipped, disabled; missing: no result line; estimates:
+	// failed only on EXPLAIN's row estimates (see rowEstimatesOnly)
+	status string
 	report string // mtr's report after the result line (the diff or the error)
 	reject []byte // the output that differed from the .result file
 }
@@ -125,6 +129,12 @@ func runMTR(t *testing.T, dir, port string, tests []string) map[string]outcome {
 		if o.status != "pass" {
 			o.reject, _ = os.ReadFile(filepath.Join(home, "main", name+".reject"))
 		}
+		if o.status == "fail" && o.reject != nil {
+			want, _ := os.ReadFile(filepath.Join(home, "main", name+".result"))
+			if d := rowEstimatesOnly(want, o.reject); d != "" {
+				o.status, o.report = "estimates", d
+			}
+		}
 		res[name] = o
 	}
 	return res
@@ -178,6 +188,87 @@ func parseMTR(out []byte) map[string]outcome {
 		res[name] = o
 	}
 	return res
+}
+
+// passed: the test passed, or differed only in EXPLAIN's row estimates.
+func (o outcome) passed() bool { return o.status == "pass" || o.status == "estimates" }
+
+// rowEstimatesOnly says how the output differs from the .result file
+// when every difference is in the row estimate of an EXPLAIN (the rows
+// column of its table, or "rows" in FORMAT=JSON), by at most one row or
+// a tenth, and returns "" otherwise. InnoDB's row estimate for a table
+// is its stat_n_rows, which each node keeps for itself and which a
+// background statistics update can leave one row off (20 for 21 in 1 of
+// 30 direct runs on node1; 14 for 15 and 56 for 57 on a reader): it is
+// not a result, and a read through galeon lands on any node.
+func rowEstimatesOnly(result, reject []byte) string {
+	a := strings.Split(string(result), "\n")
+	b := strings.Split(string(reject), "\n")
+	if len(a) != len(b) {
+		return ""
+	}
+	rowsCol := -1 // the rows column of the EXPLAIN table being read
+	var diffs []string
+	for i := range a {
+		if f := strings.Split(a[i], "\t"); len(f) > 1 && f[0] == "id" && f[1] == "select_type" {
+			rowsCol = slices.Index(f, "rows")
+		} else if len(f) < 2 {
+			rowsCol = -1
+		}
+		if a[i] == b[i] {
+			continue
+		}
+		x, y, ok := estimatePair(a[i], b[i], rowsCol)
+		if !ok || !near(x, y) {
+			return ""
+		}
+		diffs = append(diffs, fmt.Sprintf("line %d: %d rows estimated, %d expected", i+1, y, x))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "only EXPLAIN's row estimates differ: " + strings.Join(diffs, "; ")
+}
+
+// jsonRows is a row estimate in EXPLAIN FORMAT=JSON.
+var jsonRows = regexp.MustCompile(`^(\s*"rows": )(\d+)(,?)$`)
+
+// estimatePair returns the row estimates of two lines that differ in
+// nothing else: an EXPLAIN table row (rowsCol its rows column) or a
+// FORMAT=JSON "rows" line.
+func estimatePair(a, b string, rowsCol int) (x, y int64, ok bool) {
+	if ma, mb := jsonRows.FindStringSubmatch(a), jsonRows.FindStringSubmatch(b); ma != nil && mb != nil {
+		if ma[1] != mb[1] || ma[3] != mb[3] {
+			return 0, 0, false
+		}
+		return atoi(ma[2]), atoi(mb[2]), true
+	}
+	fa, fb := strings.Split(a, "\t"), strings.Split(b, "\t")
+	if rowsCol < 0 || len(fa) != len(fb) || rowsCol >= len(fa) {
+		return 0, 0, false
+	}
+	for i := range fa {
+		if i != rowsCol && fa[i] != fb[i] {
+			return 0, 0, false
+		}
+	}
+	x, errx := strconv.ParseInt(fa[rowsCol], 10, 64)
+	y, erry := strconv.ParseInt(fb[rowsCol], 10, 64)
+	return x, y, errx == nil && erry == nil
+}
+
+func atoi(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// near: two estimates at most one row or a tenth apart.
+func near(x, y int64) bool {
+	d := x - y
+	if d < 0 {
+		d = -d
+	}
+	return d <= 1 || d*10 <= max(x, y)
 }
 
 // sameOutput: both runs produced the same output (both passed: the
