@@ -21,6 +21,9 @@ BENCH_LARGE_QUIET=${BENCH_LARGE_QUIET:-30}         # seconds idle before the las
 BENCH_CONNSCALE=${BENCH_CONNSCALE:-1}             # 0: skip the connection-scale tests
 BENCH_IDLE=${BENCH_IDLE:-5000}                    # idle client connections
 BENCH_CLIENTS=${BENCH_CLIENTS:-2000}              # concurrent point-select clients
+BENCH_MANY=${BENCH_MANY:-1000 4000}               # client counts of the think-time test (direct, HAProxy, galeon); empty skips it
+BENCH_THINK_MS=${BENCH_THINK_MS:-50}              # think time between one client's statements, ms (uniformly 0.5x-1.5x)
+BENCH_CHURN=${BENCH_CHURN:-8}                     # workers of the churn test (connect, one statement, quit); 0 skips it
 BENCH_SANDBOX=${BENCH_SANDBOX:-bench}
 BENCH_BASE_PORT=${BENCH_BASE_PORT:-7400}          # node i on BENCH_BASE_PORT+i
 BENCH_MAX_CONNECTIONS=${BENCH_MAX_CONNECTIONS:-6000}  # mariadbd max_connections: HAProxy's idle test needs one per client
@@ -164,6 +167,16 @@ cpu_ticks() { # utime+stime of PID (all threads), in clock ticks; -1 if gone
 	read -r -a f <<<"$line"
 	REPLY=$((f[11] + f[12]))
 }
+nodes_cpu_ticks() { # utime+stime of the three mariadbd, in clock ticks; -1 if any is gone
+	local sum=0 pid
+	((${#NODE_PIDS[@]} == 3)) || { REPLY=-1; return; }
+	for pid in "${NODE_PIDS[@]}"; do
+		cpu_ticks "$pid"
+		((REPLY >= 0)) || return 0
+		sum=$((sum + REPLY))
+	done
+	REPLY=$sum
+}
 # perf_start PID: counts PID's system calls (all of them: read, write,
 # recv, send, epoll, futex...) with perf until perf_stop, which leaves the
 # count in REPLY (-1 if perf could not count). /proc/PID/io is no use
@@ -246,8 +259,13 @@ PROVIDER_ARGS=()
 for o in $BENCH_PROVIDER_OPTIONS; do PROVIDER_ARGS+=(--provider-option "$o"); done
 # Two attempts: on a loaded 2-core host a joiner occasionally fails its state
 # transfer; `up` removes what it started when it fails.
+# TLS on the nodes (and galeon's listener, with the same certificate) for
+# the churn test with TLS, when this galeon's sandbox can make it.
+TLS_ARGS=()
+UP_HELP=$("$G" sandbox up --help 2>&1 || true) # --help exits 2
+if [[ $UP_HELP == *--tls* ]]; then TLS_ARGS=(--tls); fi
 for attempt in 1 2; do
-	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" \
+	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" "${TLS_ARGS[@]}" \
 		--server-option "max_connections=$BENCH_MAX_CONNECTIONS" --server-option "max_allowed_packet=64M" >"$TMP/sandbox.log" 2>&1; then
 		break
 	fi
@@ -270,6 +288,10 @@ done < <("$G" sandbox env --name "$BENCH_SANDBOX")
 IFS=, read -r -a NODES <<<"$GALEON_SANDBOX_NODES"
 ((${#NODES[@]} == 3)) || die "expected 3 nodes, got: $GALEON_SANDBOX_NODES"
 NODE1=${NODES[0]}
+# The nodes' mariadbd PIDs: what the database did for each target's
+# queries (the wrapped writes' cost is mostly there).
+read -r -a NODE_PIDS <<<"$("$G" sandbox status --name "$BENCH_SANDBOX" --json 2>/dev/null |
+	python3 -c 'import json,sys; print(" ".join(str(n["pid"]) for n in json.load(sys.stdin) if n.get("role", "data") == "data" and n.get("pid")))' 2>/dev/null || true)"
 
 # node_status HOST:PORT -> "conf_id size status state ready", e.g. "5 3 Primary Synced ON"
 node_status() {
@@ -387,6 +409,8 @@ write_galeon_config() { # $1 = app password, $2 = admin password (real ones, or 
 [proxy]
 listen = "127.0.0.1:$BENCH_GALEON_PORT"
 ${BENCH_GALEON_THREADS:+threads = $BENCH_GALEON_THREADS}
+${GALEON_SANDBOX_TLS_CERT:+tls_cert = \"$GALEON_SANDBOX_TLS_CERT\"
+tls_key = \"$GALEON_SANDBOX_TLS_KEY\"}
 
 [admin]
 listen = "127.0.0.1:$BENCH_GALEON_ADMIN_PORT"
@@ -533,9 +557,9 @@ run_sysbench() {
 		fi
 		break
 	done
-	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt")
+	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt" node_cpu_ticks="$SB_NODE_CPU" clk_tck="$CLK_TCK")
 	if [[ -n $T_PID ]]; then
-		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" clk_tck="$CLK_TCK" rss_peak_kib="$SB_RSS_PEAK"
+		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" rss_peak_kib="$SB_RSS_PEAK"
 			syscalls="$SB_SYSCALLS")
 	fi
 	python3 "$BENCH_DIR/report.py" record-sysbench "$RAW" "$logf" "${meta[@]}" status="$SB_STATUS" rc="$SB_RC" >&2
@@ -550,10 +574,12 @@ run_sysbench() {
 # view changes during the run, -1 unknown).
 sysbench_once() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
-	local cpu0 cpu1 timed_out=0 conf0 conf1
-	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1
+	local cpu0 cpu1 timed_out=0 conf0 conf1 ncpu0 ncpu1
+	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
+	nodes_cpu_ticks
+	ncpu0=$REPLY
 	cpu_ticks "$T_PID"
 	cpu0=$REPLY
 	perf_start "$T_PID"
@@ -581,6 +607,9 @@ sysbench_once() {
 	cpu_ticks "$T_PID"
 	cpu1=$REPLY
 	if ((cpu0 >= 0 && cpu1 >= 0)); then SB_CPU=$((cpu1 - cpu0)); fi
+	nodes_cpu_ticks
+	ncpu1=$REPLY
+	if ((ncpu0 >= 0 && ncpu1 >= 0)); then SB_NODE_CPU=$((ncpu1 - ncpu0)); fi
 	perf_stop
 	SB_SYSCALLS=$REPLY
 	conf1=$(node_status "$NODE1")
@@ -732,6 +761,42 @@ if [[ $BENCH_CONNSCALE == 1 ]]; then
 	if [[ $GALEON_STATUS != ok ]]; then
 		record kind=connscale mode=idle target=galeon status="$GALEON_STATUS" reason="galeon: not available${GALEON_REASON:+ ($GALEON_REASON)}"
 		record kind=connscale mode=clients target=galeon status="$GALEON_STATUS" reason="galeon: not available${GALEON_REASON:+ ($GALEON_REASON)}"
+	fi
+
+	# Many clients with think time, and connection churn: every target,
+	# fresh proxies, galeon with its multiplexing pool (at most
+	# BENCH_GALEON_MAX_BACKEND per node; HAProxy and direct hold one node
+	# connection per client).
+	for n in $BENCH_MANY; do
+		for t in "${TARGETS[@]}"; do
+			log "connection scale: $n clients, think ${BENCH_THINK_MS} ms, ${BENCH_TIME}s, through $t"
+			case $t in
+			haproxy) stop_haproxy && start_haproxy ;;
+			galeon) [[ $GALEON_STATUS == ok ]] && stop_galeon && { start_galeon || true; } ;;
+			esac
+			if target_endpoint "$t"; then
+				run_connscale "$t" clients-think "${T_PID:-0}" -clients "$n" -think "${BENCH_THINK_MS}ms" -duration "${BENCH_TIME}s" \
+					-open-timeout 180s -connect-concurrency 128
+			else
+				record kind=connscale mode=clients target="$t" requested="$n" think_ms="$BENCH_THINK_MS" status=unavailable reason="$t: not available"
+			fi
+		done
+	done
+	if ((BENCH_CHURN > 0)); then
+		tls_modes=(no)
+		((${#TLS_ARGS[@]})) && tls_modes+=(yes)
+		for tls in "${tls_modes[@]}"; do
+			for t in "${TARGETS[@]}"; do
+				log "connection churn: $BENCH_CHURN workers, TLS $tls, ${BENCH_TIME}s, through $t"
+				if target_endpoint "$t"; then
+					extra=()
+					[[ $tls == yes ]] && extra=(-tls)
+					run_connscale "$t" churn "${T_PID:-0}" -churn "$BENCH_CHURN" -duration "${BENCH_TIME}s" "${extra[@]}"
+				else
+					record kind=connscale mode=churn target="$t" tls="$([[ $tls == yes ]] && echo 1 || echo 0)" status=unavailable reason="$t: not available"
+				fi
+			done
+		done
 	fi
 fi
 

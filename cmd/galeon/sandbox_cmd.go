@@ -190,6 +190,7 @@ type upFlags struct {
 	provider, server keyValues
 	dc, layout       string
 	wan, oneSegment  bool
+	tls              bool
 	wanRTT           time.Duration
 	discovery        string
 }
@@ -206,6 +207,7 @@ func (o *upFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.wan, "wan", false, "apply the WAN profile (galera.WANProfile timeouts and windows) to the nodes' provider options")
 	fs.DurationVar(&o.wanRTT, "wan-rtt", 0, "round trip `D` between every two sites (an NFQUEUE delay in each site)")
 	fs.BoolVar(&o.oneSegment, "one-segment", false, "every site in gmcast.segment 0, as without segments")
+	fs.BoolVar(&o.tls, "tls", false, "every node serves TLS to clients, with a CA and a certificate (for 127.0.0.1 and localhost) made for the sandbox in DIR/NAME/tls")
 	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500; with sites, on the sites' bridge, etcd://172.30.K.1:P+500, which proxies inside the sites reach)")
 }
 
@@ -237,7 +239,7 @@ func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
 	}
 	sb, err := sandbox.Up(ctx, sandbox.Options{Name: c.name, Nodes: o.nodes, BasePort: o.basePort, Dir: c.dir,
 		SSTMethod: o.sstMethod, ProviderOptions: o.provider, ServerOptions: o.server, Discovery: disc, Sites: sites,
-		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, Control: c.ctl})
+		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, TLS: o.tls, Control: c.ctl})
 	if err != nil {
 		return err
 	}
@@ -417,6 +419,11 @@ func printConnectInfo(sb *sandbox.Sandbox) {
 	fmt.Printf("\ncredentials (generated; stored in %s/sandbox.json, mode 0600):\n", sb.Dir)
 	fmt.Printf("  admin    %s / %s\n  app      %s / %s\n  monitor  %s / %s\n",
 		c.AdminUser, c.AdminPassword, c.AppUser, c.AppPassword, c.MonitorUser, c.MonitorPassword)
+	if sb.TLS {
+		ca, cert, key := sb.TLSFiles()
+		fmt.Printf("\nTLS: the nodes serve %s (key %s), signed by the CA %s: mariadb --ssl-ca=%s ...; a proxy may serve the same pair (proxy.tls_cert, proxy.tls_key)\n",
+			cert, key, ca, ca)
+	}
 	fmt.Printf("\nwatch it: galeon status --name %s\n", sb.Name)
 }
 
@@ -428,6 +435,10 @@ func printEnv(sb *sandbox.Sandbox) {
 	}
 	fmt.Printf("GALEON_SANDBOX_NODES=%s\nGALEON_APP_USER=%s\nGALEON_APP_PASSWORD=%s\nGALEON_ADMIN_USER=%s\nGALEON_ADMIN_PASSWORD=%s\nGALEON_MONITOR_USER=%s\nGALEON_MONITOR_PASSWORD=%s\n",
 		strings.Join(addrs, ","), c.AppUser, c.AppPassword, c.AdminUser, c.AdminPassword, c.MonitorUser, c.MonitorPassword)
+	if sb.TLS {
+		ca, cert, key := sb.TLSFiles()
+		fmt.Printf("GALEON_SANDBOX_TLS_CA=%s\nGALEON_SANDBOX_TLS_CERT=%s\nGALEON_SANDBOX_TLS_KEY=%s\n", ca, cert, key)
+	}
 }
 
 func printSandboxStatus(ctx context.Context, sb *sandbox.Sandbox, asJSON bool) error {

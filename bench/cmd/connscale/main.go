@@ -8,7 +8,17 @@
 //   - clients mode (-clients N): N concurrent clients, one connection each,
 //     run autocommit point selects on sysbench tables for -duration and
 //     report QPS, errors, latency percentiles and the proxy's backend
-//     connections while they run.
+//     connections while they run. With -think D each client waits between
+//     its statements (uniformly 0.5×D to 1.5×D), as an application's
+//     connections do: thousands of them, mostly idle, over few backend
+//     connections.
+//   - churn mode (-churn N): N workers each connect, authenticate, run one
+//     point select and quit, again and again for -duration, and report
+//     connections per second, the latency of a whole cycle and the proxy's
+//     CPU per connection (needs -pid).
+//
+// -tls makes every connection TLS (the certificate is not verified: what
+// is measured is the handshake's cost).
 //
 // Each mode prints one JSON object on stdout (one line) and a human summary
 // on stderr. Every phase is bounded in time: a hung endpoint yields errors,
@@ -44,7 +54,9 @@ import (
 
 type options struct {
 	addr, user, password, db string
-	idle, clients            int
+	idle, clients, churn     int
+	think                    time.Duration
+	tls                      bool
 	duration, hold           time.Duration
 	openTimeout              time.Duration
 	connectTimeout           time.Duration
@@ -65,7 +77,10 @@ func main() {
 	flag.StringVar(&o.db, "db", "sbtest", "database holding the sysbench tables")
 	flag.IntVar(&o.idle, "idle", 0, "idle mode: open this many idle connections")
 	flag.IntVar(&o.clients, "clients", 0, "clients mode: this many concurrent clients doing point selects")
-	flag.DurationVar(&o.duration, "duration", 20*time.Second, "clients mode: how long the clients run")
+	flag.DurationVar(&o.think, "think", 0, "clients mode: each client waits about this long between its statements (uniformly 0.5x to 1.5x)")
+	flag.IntVar(&o.churn, "churn", 0, "churn mode: this many workers each connect, run one point select and quit, in a loop")
+	flag.BoolVar(&o.tls, "tls", false, "connect with TLS (the server's certificate is not verified)")
+	flag.DurationVar(&o.duration, "duration", 20*time.Second, "clients and churn modes: how long the clients run")
 	flag.DurationVar(&o.hold, "hold", 5*time.Second, "idle mode: how long the connections stay idle before RSS is read")
 	flag.DurationVar(&o.openTimeout, "open-timeout", 120*time.Second, "bound on the whole connection-opening phase")
 	flag.DurationVar(&o.connectTimeout, "connect-timeout", 10*time.Second, "bound on one connection's dial")
@@ -79,8 +94,8 @@ func main() {
 	flag.IntVar(&o.tableSize, "table-size", 10000, "rows per sysbench table")
 	flag.StringVar(&o.target, "target", "", "label copied into the JSON output")
 	flag.Parse()
-	if o.idle <= 0 && o.clients <= 0 {
-		fmt.Fprintln(os.Stderr, "connscale: give -idle N and/or -clients N")
+	if o.idle <= 0 && o.clients <= 0 && o.churn <= 0 {
+		fmt.Fprintln(os.Stderr, "connscale: give -idle N, -clients N and/or -churn N")
 		os.Exit(2)
 	}
 	if o.concurrency < 1 {
@@ -91,6 +106,9 @@ func main() {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = o.user, o.password, "tcp", o.addr, o.db
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = o.connectTimeout, o.queryTimeout, o.queryTimeout
+	if o.tls {
+		cfg.TLSConfig = "skip-verify"
+	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connscale:", err)
@@ -113,6 +131,11 @@ func main() {
 		r := runClients(o, connector, p)
 		emit(r)
 		ok = ok && r.Queries > 0
+	}
+	if o.churn > 0 {
+		r := runChurn(o, connector, p)
+		emit(r)
+		ok = ok && r.Connections > 0
 	}
 	if !ok {
 		os.Exit(1)
@@ -265,6 +288,8 @@ type clientsResult struct {
 	Target             string         `json:"target"`
 	Addr               string         `json:"addr"`
 	Requested          int            `json:"requested"`
+	ThinkMs            float64        `json:"think_ms"`
+	TLS                bool           `json:"tls"`
 	Connected          int            `json:"connected"`
 	ConnectErrors      int            `json:"connect_errors"`
 	FirstConnectError  string         `json:"first_connect_error,omitempty"`
@@ -299,7 +324,7 @@ type clientStats struct {
 
 func runClients(o options, c driver.Connector, p probe) clientsResult {
 	r := clientsResult{Kind: "connscale", Mode: "clients", Target: o.target, Addr: o.addr, Requested: o.clients,
-		BackendConnsMid: -1, BackendConnsMax: -1}
+		ThinkMs: ms(o.think), TLS: o.tls, BackendConnsMid: -1, BackendConnsMax: -1}
 	r.RSSBeforeKiB = p.rssKiB()
 	cpu0 := p.cpuSeconds()
 
@@ -358,7 +383,17 @@ func runClients(o options, c driver.Connector, p probe) clientsResult {
 		go func(i int, conn driver.Conn) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(int64(i) + time.Now().UnixNano()))
+			if o.think > 0 {
+				// Spread the clients' first statements over one think time.
+				sleepCtx(ctx, time.Duration(rng.Int63n(int64(o.think))))
+			}
 			for ctx.Err() == nil {
+				if o.think > 0 && st.queries+st.errors > 0 {
+					sleepCtx(ctx, o.think/2+time.Duration(rng.Int63n(int64(o.think))))
+					if ctx.Err() != nil {
+						break
+					}
+				}
 				if conn == nil {
 					cctx, ccancel := context.WithTimeout(ctx, o.connectTimeout+o.queryTimeout)
 					nc, err := c.Connect(cctx)
@@ -428,6 +463,103 @@ func runClients(o options, c driver.Connector, p probe) clientsResult {
 	fmt.Fprintf(os.Stderr, "connscale clients: %d queries in %.1fs = %.0f QPS, %d errors, %d reconnects; p50/p95/p99 %.2f/%.2f/%.2f ms; backend sockets mid %d max %d\n",
 		r.Queries, r.Seconds, r.QPS, r.Errors, r.Reconnects, r.P50ms, r.P95ms, r.P99ms, r.BackendConnsMid, r.BackendConnsMax)
 	return r
+}
+
+// --------------------------------------------------------------- churn mode
+
+type churnResult struct {
+	Kind        string  `json:"kind"`
+	Mode        string  `json:"mode"`
+	Target      string  `json:"target"`
+	Addr        string  `json:"addr"`
+	Workers     int     `json:"workers"`
+	TLS         bool    `json:"tls"`
+	Seconds     float64 `json:"seconds"`
+	Connections int64   `json:"connections"`
+	PerSecond   float64 `json:"per_second"`
+	Errors      int64   `json:"errors"`
+	FirstError  string  `json:"first_error,omitempty"`
+	P50ms       float64 `json:"p50_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	// CPUmsPerConn: the proxy's CPU per connection (-1 without -pid).
+	CPUmsPerConn float64 `json:"cpu_ms_per_conn"`
+}
+
+// runChurn: o.churn workers each connect, run one point select and quit,
+// in a loop, for o.duration.
+func runChurn(o options, c driver.Connector, p probe) churnResult {
+	r := churnResult{Kind: "connscale", Mode: "churn", Target: o.target, Addr: o.addr, Workers: o.churn, TLS: o.tls, CPUmsPerConn: -1}
+	time.Sleep(time.Second) // let the proxy settle after whatever came before
+	cpu0 := p.cpuSeconds()
+	ctx, cancel := context.WithTimeout(context.Background(), o.duration)
+	defer cancel()
+	stats := make([]*clientStats, o.churn)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range stats {
+		st := &clientStats{lat: make([]time.Duration, 0, 1024)}
+		stats[i] = st
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(i) + time.Now().UnixNano()))
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				err := churnOnce(ctx, o, c, fmt.Sprintf("SELECT c FROM sbtest%d WHERE id=%d", 1+rng.Intn(o.tables), 1+rng.Intn(o.tableSize)))
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					st.fail(err)
+					sleepCtx(ctx, 10*time.Millisecond)
+					continue
+				}
+				st.lat = append(st.lat, time.Since(t0))
+				st.queries++
+			}
+		}(i)
+	}
+	wg.Wait()
+	r.Seconds = time.Since(start).Seconds()
+	if cpu1 := p.cpuSeconds(); cpu0 >= 0 && cpu1 >= 0 {
+		r.CPUSeconds = cpu1 - cpu0
+	}
+	var all []time.Duration
+	for _, st := range stats {
+		r.Connections += st.queries
+		r.Errors += st.errors
+		if r.FirstError == "" {
+			r.FirstError = st.firstErr
+		}
+		all = append(all, st.lat...)
+	}
+	if r.Seconds > 0 {
+		r.PerSecond = float64(r.Connections) / r.Seconds
+	}
+	if r.Connections > 0 && cpu0 >= 0 {
+		r.CPUmsPerConn = r.CPUSeconds * 1000 / float64(r.Connections)
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a] < all[b] })
+	r.P50ms, r.P99ms = pct(all, 50), pct(all, 99)
+	fmt.Fprintf(os.Stderr, "connscale churn (tls=%v): %d connections in %.1fs = %.0f/s, %d errors; cycle p50/p99 %.2f/%.2f ms; proxy CPU %.3f ms/connection\n",
+		o.tls, r.Connections, r.Seconds, r.PerSecond, r.Errors, r.P50ms, r.P99ms, r.CPUmsPerConn)
+	return r
+}
+
+// churnOnce connects, runs q and quits (COM_QUIT).
+func churnOnce(ctx context.Context, o options, c driver.Connector, q string) error {
+	cctx, cancel := context.WithTimeout(ctx, o.connectTimeout+o.queryTimeout)
+	defer cancel()
+	conn, err := c.Connect(cctx)
+	if err != nil {
+		return err
+	}
+	err = pointSelect(cctx, conn, q)
+	if cerr := conn.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (st *clientStats) fail(err error) {
