@@ -249,6 +249,9 @@ func (p *Pool) takeOtherIdle(prof Profile) *Conn {
 	return nil
 }
 
+// Used is the number of the pool's connections sessions hold now.
+func (p *Pool) Used() int64 { return p.used.Load() }
+
 func (p *Pool) markUsed() {
 	n := p.used.Add(1)
 	for {

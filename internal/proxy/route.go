@@ -95,11 +95,22 @@ func (s *session) readHostgroup() route {
 	return routeReader
 }
 
-func pick(snap *topology.Snapshot, hostgroup route) (topology.Server, bool) {
+// pick chooses the node for hostgroup: the writer, or a reader by
+// weight and load (topology.PickReaderLoaded).
+func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Server, bool) {
 	if hostgroup == routeWriter {
 		return snap.Writer()
 	}
-	return snap.PickReader()
+	return snap.PickReaderLoaded(s.p.readerLoad)
+}
+
+// readerLoad is what a reader has in flight for PickReaderLoaded: its
+// pooled connections that sessions hold now.
+func (p *Proxy) readerLoad(name string) int64 {
+	if pl := p.pool(name); pl != nil {
+		return pl.Used()
+	}
+	return 0
 }
 
 // errNoBackend is returned when no node could serve a hostgroup in time.
@@ -170,7 +181,7 @@ func asSQLError(err error) *mysqlproto.SQLError {
 func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 	// Fast path: an idle connection of the chosen node, no timer.
 	snap := s.p.view.Load()
-	if srv, ok := pick(snap, hostgroup); ok {
+	if srv, ok := s.pick(snap, hostgroup); ok {
 		if c := s.p.pool(srv.Name).TryIdle(s.prof); c != nil {
 			if c, err := s.ready(c, hostgroup, snap); c != nil || err != nil && !errors.Is(err, errFreshConn) && !refusedByNode(err) {
 				return c, err
@@ -198,7 +209,7 @@ func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 	}()
 	for {
 		snap = s.p.view.Load()
-		srv, ok := pick(snap, hostgroup)
+		srv, ok := s.pick(snap, hostgroup)
 		if ok && hostgroup != routeWriter && len(failed) > 0 {
 			srv, ok = snap.PickReaderAvoiding(failed)
 		}

@@ -556,6 +556,29 @@ func (s *Snapshot) PickReader() (Server, bool) {
 	return s.Servers[s.readers[i]], true
 }
 
+// PickReaderLoaded is PickReader that balances what the readers have in
+// flight: it draws two readers by weight and takes the one with less
+// load (load(name): statements or connections in use there) per unit of
+// weight ("the power of two choices"). Idle readers (equal load) are
+// chosen by weight; a reader that falls behind gets fewer reads until it
+// catches up.
+func (s *Snapshot) PickReaderLoaded(load func(name string) int64) (Server, bool) {
+	a, ok := s.PickReader()
+	if !ok || len(s.readers) < 2 {
+		return a, ok
+	}
+	b, _ := s.PickReader()
+	if a.Name == b.Name {
+		return a, true
+	}
+	la, lb := load(a.Name), load(b.Name)
+	// la/wa > lb/wb, without division.
+	if la*int64(b.ReaderWeight) > lb*int64(a.ReaderWeight) {
+		return b, true
+	}
+	return a, true
+}
+
 // PickReaderAvoiding is PickReader among the readers not named in avoid
 // (nodes that just failed to serve); when every reader is to be avoided it
 // is PickReader.

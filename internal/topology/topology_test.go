@@ -65,6 +65,56 @@ func TestReaderSharesFollowWeights(t *testing.T) {
 	}
 }
 
+func TestPickReaderLoadedBalancesLoadAndKeepsWeights(t *testing.T) {
+	v := NewView([]Server{
+		{Name: "w", WriterWeight: 1},
+		{Name: "r1", ReaderWeight: 100}, {Name: "r2", ReaderWeight: 300},
+	})
+	const n = 200000
+	share := func(load func(string) int64) map[string]int {
+		counts := map[string]int{}
+		for i := 0; i < n; i++ {
+			s, _ := v.Load().PickReaderLoaded(load)
+			counts[s.Name]++
+		}
+		return counts
+	}
+	// Nothing in flight: the weights decide.
+	counts := share(func(string) int64 { return 0 })
+	if got := float64(counts["r2"]) / n; counts["w"] != 0 || math.Abs(got-0.75) > 0.02 {
+		t.Errorf("idle readers: %v, want r2 75%% and no read on the writer", counts)
+	}
+	// Load in proportion to the weights (r2 three times r1's): still
+	// the weights' shares.
+	counts = share(func(name string) int64 {
+		if name == "r2" {
+			return 30
+		}
+		return 10
+	})
+	if got := float64(counts["r2"]) / n; math.Abs(got-0.75) > 0.02 {
+		t.Errorf("load as the weights: r2 share %.3f, want 0.75", got)
+	}
+	// r2 falls behind (ten times its share in flight): it gets only the
+	// reads for which both draws were r2 (0.75² = 56%).
+	counts = share(func(name string) int64 {
+		if name == "r2" {
+			return 300
+		}
+		return 10
+	})
+	if got := float64(counts["r2"]) / n; math.Abs(got-0.5625) > 0.02 {
+		t.Errorf("r2 behind: share %.3f, want 0.5625", got)
+	}
+	// One reader: no choice to make.
+	v.SetHealth("r1", false, "down")
+	for i := 0; i < 100; i++ {
+		if s, _ := v.Load().PickReaderLoaded(func(string) int64 { return 1000 }); s.Name != "r2" {
+			t.Fatalf("only r2 online: picked %s", s.Name)
+		}
+	}
+}
+
 func TestPickReaderAvoidingSkipsNodesThatJustFailed(t *testing.T) {
 	v := NewView([]Server{
 		{Name: "w", WriterWeight: 1},
