@@ -79,32 +79,25 @@ func TestPickReaderLoadedBalancesLoadAndKeepsWeights(t *testing.T) {
 		}
 		return counts
 	}
-	// Nothing in flight: the weights decide.
-	counts := share(func(string) int64 { return 0 })
-	if got := float64(counts["r2"]) / n; counts["w"] != 0 || math.Abs(got-0.75) > 0.02 {
-		t.Errorf("idle readers: %v, want r2 75%% and no read on the writer", counts)
-	}
-	// Load in proportion to the weights (r2 three times r1's): still
-	// the weights' shares.
-	counts = share(func(name string) int64 {
-		if name == "r2" {
-			return 30
+	for _, c := range []struct {
+		name           string
+		loadR1, loadR2 int64
+		want           float64 // r2's share
+	}{
+		{"nothing in flight: the weights decide", 0, 0, 0.75},
+		{"load in proportion to the weights: still their shares", 10, 30, 0.75},
+		// r2 gets only the reads for which both draws were r2: 0.75².
+		{"r2 behind, ten times its share in flight", 10, 300, 0.5625},
+	} {
+		counts := share(func(name string) int64 {
+			if name == "r2" {
+				return c.loadR2
+			}
+			return c.loadR1
+		})
+		if got := float64(counts["r2"]) / n; counts["w"] != 0 || math.Abs(got-c.want) > 0.02 {
+			t.Errorf("%s: %v, r2 share %.3f, want %.4f and no read on the writer", c.name, counts, got, c.want)
 		}
-		return 10
-	})
-	if got := float64(counts["r2"]) / n; math.Abs(got-0.75) > 0.02 {
-		t.Errorf("load as the weights: r2 share %.3f, want 0.75", got)
-	}
-	// r2 falls behind (ten times its share in flight): it gets only the
-	// reads for which both draws were r2 (0.75² = 56%).
-	counts = share(func(name string) int64 {
-		if name == "r2" {
-			return 300
-		}
-		return 10
-	})
-	if got := float64(counts["r2"]) / n; math.Abs(got-0.5625) > 0.02 {
-		t.Errorf("r2 behind: share %.3f, want 0.5625", got)
 	}
 	// One reader: no choice to make.
 	v.SetHealth("r1", false, "down")

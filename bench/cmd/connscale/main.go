@@ -442,20 +442,11 @@ func runClients(o options, c driver.Connector, p probe) clientsResult {
 		r.CPUSeconds = cpu1 - cpu0
 	}
 
-	var all []time.Duration
-	for _, st := range stats {
-		r.Queries += st.queries
-		r.Errors += st.errors
-		r.Reconnects += st.reconnects
-		if r.FirstError == "" {
-			r.FirstError = st.firstErr
-		}
-		all = append(all, st.lat...)
-	}
+	tot, all := merge(stats)
+	r.Queries, r.Errors, r.Reconnects, r.FirstError = tot.queries, tot.errors, tot.reconnects, tot.firstErr
 	if r.Seconds > 0 {
 		r.QPS = float64(r.Queries) / r.Seconds
 	}
-	sort.Slice(all, func(a, b int) bool { return all[a] < all[b] })
 	r.P50ms, r.P95ms, r.P99ms = pct(all, 50), pct(all, 95), pct(all, 99)
 	if len(all) > 0 {
 		r.MaxMs = ms(all[len(all)-1])
@@ -525,22 +516,14 @@ func runChurn(o options, c driver.Connector, p probe) churnResult {
 	if cpu1 := p.cpuSeconds(); cpu0 >= 0 && cpu1 >= 0 {
 		r.CPUSeconds = cpu1 - cpu0
 	}
-	var all []time.Duration
-	for _, st := range stats {
-		r.Connections += st.queries
-		r.Errors += st.errors
-		if r.FirstError == "" {
-			r.FirstError = st.firstErr
-		}
-		all = append(all, st.lat...)
-	}
+	tot, all := merge(stats)
+	r.Connections, r.Errors, r.FirstError = tot.queries, tot.errors, tot.firstErr
 	if r.Seconds > 0 {
 		r.PerSecond = float64(r.Connections) / r.Seconds
 	}
 	if r.Connections > 0 && cpu0 >= 0 {
 		r.CPUmsPerConn = r.CPUSeconds * 1000 / float64(r.Connections)
 	}
-	sort.Slice(all, func(a, b int) bool { return all[a] < all[b] })
 	r.P50ms, r.P99ms = pct(all, 50), pct(all, 99)
 	fmt.Fprintf(os.Stderr, "connscale churn (tls=%v): %d connections in %.1fs = %.0f/s, %d errors; cycle p50/p99 %.2f/%.2f ms; proxy CPU %.3f ms/connection\n",
 		o.tls, r.Connections, r.Seconds, r.PerSecond, r.Errors, r.P50ms, r.P99ms, r.CPUmsPerConn)
@@ -560,6 +543,22 @@ func churnOnce(ctx context.Context, o options, c driver.Connector, q string) err
 		err = cerr
 	}
 	return err
+}
+
+// merge adds up the clients' counts (the first error of the first client
+// that had one) and returns all their latencies, sorted.
+func merge(stats []*clientStats) (tot clientStats, all []time.Duration) {
+	for _, st := range stats {
+		tot.queries += st.queries
+		tot.errors += st.errors
+		tot.reconnects += st.reconnects
+		if tot.firstErr == "" {
+			tot.firstErr = st.firstErr
+		}
+		all = append(all, st.lat...)
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a] < all[b] })
+	return tot, all
 }
 
 func (st *clientStats) fail(err error) {
