@@ -193,6 +193,17 @@ func startEmbedded(ctx context.Context, cfg Config, log *slog.Logger) (*embed.Et
 	}
 	mlog.Info("starting the embedded etcd member", "why", plan.Why, "state", plan.State, "initial_cluster", plan.InitialCluster)
 	e, err := runMember(ctx, cfg, m, dir, plan.State, plan.InitialCluster, memberTimeout)
+	for deadline := time.Now().Add(memberTimeout); err != nil && plan.AddAsLearner && membershipLag(err) && time.Now().Before(deadline) && ctx.Err() == nil; {
+		// The peer etcd asked for the membership has not applied our
+		// addition yet (etcd-io/etcd#10626: two members joining one
+		// after the other); nothing was written: start again shortly.
+		mlog.Info("a peer does not list this member yet; starting again", "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+		e, err = runMember(ctx, cfg, m, dir, plan.State, plan.InitialCluster, memberTimeout)
+	}
 	if err != nil {
 		if added != 0 {
 			// Leave no learner behind that will never start: etcd takes
@@ -212,6 +223,15 @@ func startEmbedded(ctx context.Context, cfg Config, log *slog.Logger) (*embed.Et
 		return nil, nil, err
 	}
 	return e, urls, nil
+}
+
+// membershipLag says whether a joining member failed to start because the
+// peer that etcd asked for the cluster's membership does not list every
+// member of our initial cluster yet (it has not applied the latest
+// additions): etcd checks this before it writes anything, and the
+// peers catch up within moments.
+func membershipLag(err error) bool {
+	return strings.Contains(err.Error(), "member count is unequal")
 }
 
 // explainRefusal turns planStart's refusal into what the operator does.
