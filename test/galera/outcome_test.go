@@ -147,21 +147,27 @@ func TestCommitInFlight(t *testing.T) {
 				_ = r.sb.Resume(w.Name)
 				after := counters(p)
 				delta := func(name string) int64 { return after[name] - before[name] }
+				committed := tc.committed
+				if auto {
+					// A wrapped write's outcome on a thawed node is not
+					// fixed: a node that finds its client's socket closed
+					// stops at the first answer it cannot send (the
+					// wrapped write's START TRANSACTION, before the
+					// statement; a bare COMMIT has nothing before it), and
+					// in CI a wrapped INSERT thawed after the survivors'
+					// view was settled committed, answered OK and found
+					// once on every node (twice in about 20 runs, with
+					// and without replay). Either outcome is the truth if
+					// galeon settles it once and the answer and the rows
+					// agree with it, which is what is checked below.
+					committed = delta("commits_settled_committed") == 1
+				}
 				var me *mysql.MySQLError
 				switch {
-				case tc.replay && got != nil:
+				case (tc.replay || committed) && got != nil:
 					t.Errorf("%s answered %v; want OK (committed, or replayed and committed)", what, got)
-				case !tc.replay && (!errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "did not commit")):
+				case !tc.replay && !committed && (!errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "did not commit")):
 					t.Errorf("%s answered %v; want 9002 saying that it did not commit", what, got)
-				}
-				committed := tc.committed
-				if auto && tc.committed {
-					// A thawed node that finds its client's socket closed
-					// stops at the first answer it cannot send: the
-					// wrapped write's BEGIN, before the statement (a
-					// bare COMMIT has nothing before it). Either outcome
-					// is the truth, settled.
-					committed = delta("commits_settled_committed") == 1
 				}
 				switch {
 				case delta("commits_settled_committed")+delta("commits_settled_not_committed") != 1:
