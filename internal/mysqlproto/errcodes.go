@@ -15,6 +15,7 @@ const (
 	ErBadDBError                ErrorCode = 1049 // ER_BAD_DB_ERROR: unknown database
 	ErServerShutdown            ErrorCode = 1053 // ER_SERVER_SHUTDOWN
 	ErParseError                ErrorCode = 1064 // ER_PARSE_ERROR
+	ErDupEntry                  ErrorCode = 1062 // ER_DUP_ENTRY: duplicate key
 	ErUnknownError              ErrorCode = 1105 // ER_UNKNOWN_ERROR
 	ErHostNotPrivileged         ErrorCode = 1130 // ER_HOST_NOT_PRIVILEGED
 	ErNetPacketTooLarge         ErrorCode = 1153 // ER_NET_PACKET_TOO_LARGE

@@ -38,6 +38,8 @@ type answerSum struct {
 	h  uint32
 	// affected and insertID of the answer's last OK.
 	affected, insertID uint64
+	// code: the error code if the answer is an error.
+	code uint16
 }
 
 // packet adds one packet of the answer; done: it is the answer's last.
@@ -47,6 +49,7 @@ func (a *answerSum) packet(p []byte, done bool) {
 	case done && p[0] == 0xFF:
 		if len(p) >= 3 {
 			a.h = crc32.Update(a.h, crcTable, p[:3])
+			a.code = binary.LittleEndian.Uint16(p[1:3])
 		}
 	case done:
 		a.ok(p)
@@ -238,8 +241,13 @@ func (s *session) nodeAnswers(c *backend.Conn) bool {
 }
 
 // errReplayMismatch: a replayed statement's answer differed from the one
-// the client saw.
-type errReplayMismatch struct{ n int }
+// the client saw. idTaken: the statement was a one-row INSERT whose
+// AUTO_INCREMENT id (the one the client was given) another write took
+// meanwhile (1062).
+type errReplayMismatch struct {
+	n       int
+	idTaken uint64
+}
 
 func (e *errReplayMismatch) Error() string { return "replay mismatch" }
 
@@ -292,6 +300,12 @@ func (s *session) replayTxAvoiding(old string, avoid bool) error {
 			s.discard(c)
 			s.p.counts.replayFailed.Add(1)
 			var mm *errReplayMismatch
+			if errors.As(err, &mm) && mm.idTaken != 0 {
+				s.p.events.Add(eventlog.Commit, c.Server(), fmt.Sprintf("a transaction lost with %s was replayed on %s but the AUTO_INCREMENT id %d of its statement %d of %d was taken meanwhile: rolled back, the client got 9002", old, c.Server(), mm.idTaken, n+1, len(log.entries)))
+				return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
+					"galeon: your transaction was lost with the writer %s; galeon replayed it on %s, but the AUTO_INCREMENT id %d your statement %d was given had been taken there meanwhile by another write (when a node leaves, Galera renumbers the other nodes' id series: wsrep_auto_increment_control): the transaction was rolled back; retry it",
+					old, c.Server(), mm.idTaken, n+1)
+			}
 			if errors.As(err, &mm) {
 				s.p.events.Add(eventlog.Commit, c.Server(), fmt.Sprintf("a transaction lost with %s was replayed on %s but statement %d of %d answered differently: rolled back, the client got 9002", old, c.Server(), n+1, len(log.entries)))
 				return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
@@ -320,8 +334,10 @@ func (s *session) rerun(c *backend.Conn, log *txLog) (int, error) {
 		if e.insertID != 0 {
 			// Each node numbers AUTO_INCREMENT in its own series
 			// (wsrep_auto_increment_control): the replayed row takes the
-			// id the client was given, which no other node generates
-			// and the lost transaction never committed.
+			// id the client was given, which the lost transaction never
+			// committed. When the old writer left, the survivors' series
+			// were renumbered, and a write on them may have taken that id
+			// meanwhile: then the INSERT answers 1062 (see idTaken).
 			if err := c.Query(fmt.Sprintf("SET insert_id = %d", e.insertID)); err != nil {
 				return i, err
 			}
@@ -343,8 +359,12 @@ func (s *session) rerun(c *backend.Conn, log *txLog) (int, error) {
 		if err != nil {
 			return i, err
 		}
-		if sum != e.sum {
-			return i, &errReplayMismatch{n: i}
+		if sum.h != e.sum {
+			mm := &errReplayMismatch{n: i}
+			if e.insertID != 0 && mysqlproto.ErrorCode(sum.code) == mysqlproto.ErDupEntry {
+				mm.idTaken = e.insertID
+			}
+			return i, mm
 		}
 	}
 	return len(entries), nil
@@ -352,7 +372,7 @@ func (s *session) rerun(c *backend.Conn, log *txLog) (int, error) {
 
 // answerOf sends one command on c and reads its whole answer into its
 // checksum, relaying nothing.
-func answerOf(c *backend.Conn, out []byte, kind mysqlproto.ResponseKind) (uint32, error) {
+func answerOf(c *backend.Conn, out []byte, kind mysqlproto.ResponseKind) (answerSum, error) {
 	c.ResetSeq()
 	err := c.WritePacket(out)
 	if err == nil {
@@ -360,7 +380,7 @@ func answerOf(c *backend.Conn, out []byte, kind mysqlproto.ResponseKind) (uint32
 	}
 	if err != nil {
 		c.MarkBroken()
-		return 0, err
+		return answerSum{}, err
 	}
 	var f mysqlproto.ResponseFramer
 	f.Reset(kind, c.Caps)
@@ -369,20 +389,20 @@ func answerOf(c *backend.Conn, out []byte, kind mysqlproto.ResponseKind) (uint32
 		pkt, err := c.ReadPacket()
 		if err != nil {
 			c.MarkBroken()
-			return 0, err
+			return answerSum{}, err
 		}
 		st, err := f.Next(pkt)
 		if err != nil {
 			c.MarkBroken()
-			return 0, err
+			return answerSum{}, err
 		}
 		if st == mysqlproto.FrameLocalInfile {
 			c.MarkBroken()
-			return 0, errors.New("unexpected LOCAL INFILE request")
+			return answerSum{}, errors.New("unexpected LOCAL INFILE request")
 		}
 		sum.packet(pkt, st == mysqlproto.FrameDone)
 		if st == mysqlproto.FrameDone {
-			return sum.h, nil
+			return sum, nil
 		}
 	}
 }

@@ -83,6 +83,7 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c["wsrep_not_ready_retries"], map[string]string{"cause": "wsrep_not_ready"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["aborted_writer_changed"], map[string]string{"cause": "writer_changed"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["backend_lost"], map[string]string{"cause": "backend_lost"}),
+		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["transactions_replay_failed"], map[string]string{"cause": "replay_failed"}),
 		counter("galeon_writer_changes_total", "Completed writer switches.", c["writer_changes"], nil),
 		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_settled_committed"], map[string]string{"outcome": "committed"}),
 		counter("galeon_lost_commits_total", "COMMITs whose answer was lost with the writer, by how galeon settled them (galera.commit_outcome).", c["commits_settled_not_committed"], map[string]string{"outcome": "not_committed"}),

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/proxy/proxytest"
+	"github.com/galeon-db/galeon/internal/proxyadmin"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
 
@@ -313,17 +315,28 @@ func TestTransactionReplay(t *testing.T) {
 		readsNow bool
 		// inFlight: the fault comes while the second INSERT is sent.
 		inFlight bool
-		fault    func(t *testing.T, writer string)
+		// takeID: after the fault, another write takes the id the
+		// client's first INSERT was given (the replay must fail).
+		takeID bool
+		fault  func(t *testing.T, writer string)
 	}{
-		{"writer killed between statements", false, false, func(t *testing.T, w string) {
+		{"writer killed between statements", false, false, false, func(t *testing.T, w string) {
 			if err := r.sb.Kill(w); err != nil {
 				t.Fatal(err)
 			}
 		}},
-		{"writer frozen with a statement in flight", false, true, func(t *testing.T, w string) {
+		{"writer frozen with a statement in flight", false, true, false, func(t *testing.T, w string) {
 			r.waitWriterNot(t, w, 30*time.Second)
 		}},
-		{"a transaction that read NOW(6)", true, false, func(t *testing.T, w string) {
+		{"a transaction that read NOW(6)", true, false, false, func(t *testing.T, w string) {
+			if err := r.sb.Kill(w); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// CI saw this once under load: the survivors' AUTO_INCREMENT
+		// series are renumbered when the writer leaves, and a write on
+		// them took the id of a transaction waiting for its replay.
+		{"the id the client was given taken meanwhile", false, false, true, func(t *testing.T, w string) {
 			if err := r.sb.Kill(w); err != nil {
 				t.Fatal(err)
 			}
@@ -369,6 +382,9 @@ func TestTransactionReplay(t *testing.T) {
 				} else {
 					tc.fault(t, w.Name)
 				}
+				if tc.takeID {
+					r.takeID(t, w.Name, firstID, tag+"-taker")
+				}
 				res, err = conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES (?, NOW(6))", tag)
 				if err != nil {
 					return err
@@ -386,14 +402,24 @@ func TestTransactionReplay(t *testing.T) {
 			have := r.tagged(t, tag)
 			var me *mysql.MySQLError
 			switch {
-			case tc.readsNow:
-				if !errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, "answered differently") {
-					t.Errorf("got %v; want 9002 saying that the replay answered differently", got)
+			case tc.readsNow || tc.takeID:
+				want := "answered differently"
+				if tc.takeID {
+					want = fmt.Sprintf("AUTO_INCREMENT id %d your statement 2 was given had been taken", firstID)
+				}
+				if !errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, want) {
+					t.Errorf("got %v; want 9002 saying %q", got, want)
 				}
 				for node, n := range have {
 					if n != 0 {
 						t.Errorf("%s has %d rows of the failed transaction", node, n)
 					}
+				}
+				if d := after["transactions_replay_failed"] - before["transactions_replay_failed"]; d != 1 {
+					t.Errorf("transactions_replay_failed +%d, want +1", d)
+				}
+				if m := abortedBy(r.p, "replay_failed"); m != after["transactions_replay_failed"] {
+					t.Errorf("galeon_aborted_total{cause=replay_failed} = %d, want %d", m, after["transactions_replay_failed"])
 				}
 			default:
 				if got != nil {
@@ -424,6 +450,32 @@ func TestTransactionReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// takeID writes a row with the given id on a node other than lost, once
+// the survivors form a Primary component.
+func (r *rig) takeID(t *testing.T, lost string, id int64, tag string) {
+	t.Helper()
+	for _, n := range r.sb.Nodes {
+		if n.Name == lost {
+			continue
+		}
+		sandboxtest.Eventually(t, 30*time.Second, "a survivor takes id "+strconv.FormatInt(id, 10), func() error {
+			_, err := r.direct(t, n.Name).Exec("INSERT INTO app.ledger (id, node, at) VALUES (?, ?, NOW(6))", id, tag)
+			return err
+		})
+		return
+	}
+}
+
+// abortedBy reads galeon_aborted_total for one cause.
+func abortedBy(p *proxy.Proxy, cause string) int64 {
+	for _, m := range proxyadmin.Metrics(p) {
+		if m.Name == "galeon_aborted_total" && m.Labels["cause"] == cause {
+			return int64(m.Value)
+		}
+	}
+	return -1
 }
 
 // synced says which node is not Primary, Synced, in a 3-node view (nil:
