@@ -38,6 +38,9 @@ type markers struct {
 	// off: accounts whose marker write failed because the marker is not
 	// set up for them (warned once; their COMMITs go alone).
 	off map[string]bool
+	// noWrap: the nodes lack @@in_transaction (not MariaDB 10.3+), which
+	// a wrapped write's marker needs; autocommit writes go alone.
+	noWrap atomic.Bool
 
 	committed, notCommitted, unknown, skipped atomic.Int64
 }

@@ -17,10 +17,11 @@ import (
 // nothing says whether it committed. galeon sends it as one pipelined
 // sequence instead (see outcome.Capture):
 //
-//	START TRANSACTION; <marker>; <statement>; Capture; SHOW WARNINGS;
-//	<counts>; COMMIT AND NO CHAIN NO RELEASE
+//	START TRANSACTION; <statement>; Capture; SHOW WARNINGS;
+//	<marker with the counts, if still in the transaction>;
+//	COMMIT AND NO CHAIN NO RELEASE
 //
-// in one write, and reads the seven answers in one go: no round trip
+// in one write, and reads the six answers in one go: no round trip
 // more than the bare statement. The client gets the statement's own answer
 // (affected rows, insert id, warnings count, info), with the status of
 // a statement that ran alone, once the COMMIT's OK is in; if the COMMIT
@@ -68,7 +69,7 @@ func (s *session) wrapFor(st *statement, c *backend.Conn) (outcome.Marker, bool)
 		s.readsLocalTable(st.sql) {
 		return outcome.Marker{}, false
 	}
-	if c.Caps.Has(mysqlproto.ClientCompress) || s.p.markers.disabled(s.prof.User) || len(st.pkt) > wrapMaxCommand {
+	if c.Caps.Has(mysqlproto.ClientCompress) || s.p.markers.disabled(s.prof.User) || s.p.markers.noWrap.Load() || len(st.pkt) > wrapMaxCommand {
 		s.p.markers.skipped.Add(1)
 		return outcome.Marker{}, false
 	}
@@ -77,6 +78,9 @@ func (s *session) wrapFor(st *statement, c *backend.Conn) (outcome.Marker, bool)
 	}
 	return outcome.Marker{Slot: s.slot, Token: s.p.markers.token.Add(1)}, true
 }
+
+// errUnknownSystemVariable is ER_UNKNOWN_SYSTEM_VARIABLE.
+const errUnknownSystemVariable = 1193
 
 // wrapMaxCommand bounds the statements that are wrapped. In the driver
 // matrix (test/drivers large_20mib), a 20 MiB COM_STMT_EXECUTE sent
@@ -186,14 +190,10 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	defer s.running.Store(nil)
 	s.wrapBuf = s.wrapBuf[:0]
 	s.markBuf = m.Append(mysqlproto.AppendComQuery(s.markBuf[:0], "", c.Caps), s.slotRow, true)
-	// The counts' write follows the marker's in the same buffer.
-	at := len(s.markBuf)
-	s.markBuf = m.AppendCounts(mysqlproto.AppendComQuery(s.markBuf, "", c.Caps))
-	marker, counts := s.markBuf[:at], s.markBuf[at:]
-	cmds := [...][]byte{wrapStart, marker, out, wrapCapture, wrapShowWarnings, counts, wrapCommit}
+	cmds := [...][]byte{wrapStart, out, wrapCapture, wrapShowWarnings, s.markBuf, wrapCommit}
 	if c.Caps.Has(mysqlproto.ClientQueryAttributes) {
 		// Prebuilt without the attributes' prefix.
-		for i, q := range map[int]string{0: wrapStartSQL, 3: outcome.Capture, 4: "SHOW WARNINGS", 6: wrapCommitSQL} {
+		for i, q := range map[int]string{0: wrapStartSQL, 2: outcome.Capture, 3: "SHOW WARNINGS", 5: wrapCommitSQL} {
 			cmds[i] = mysqlproto.AppendComQuery(nil, q, c.Caps)
 		}
 	}
@@ -215,28 +215,29 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		return res, w, err
 	}
 	w.unwrapped = start.isErr
-	mark, err := s.readAnswer(c, mysqlproto.ResponseQuery)
-	if err != nil {
-		return res, w, err
-	}
-	w.markerRead = true
-	var markErr *mysqlproto.SQLError
-	if mark.isErr {
-		markErr, _ = mysqlproto.ParseErr(s.lastPayload(mark))
-		s.slotRow = false
-	} else {
-		w.marked = mark.affected > 0
-		s.slotRow = w.marked
-	}
 	if w.stmt, err = s.readAnswer(c, kind); err != nil {
 		return res, w, err
 	}
 	w.got = true
-	// The capture, SHOW WARNINGS, the counts' write and the COMMIT.
+	// The capture, SHOW WARNINGS, the marker and the COMMIT.
 	var after [4]answer
+	var markErr *mysqlproto.SQLError
 	for i := range after {
 		if after[i], err = s.readAnswer(c, mysqlproto.ResponseQuery); err != nil {
 			return res, w, err
+		}
+		if i == 2 {
+			mark := after[2]
+			w.markerRead = true
+			if mark.isErr {
+				markErr, _ = mysqlproto.ParseErr(s.lastPayload(mark))
+				s.slotRow = false
+			} else {
+				// 0 rows: the transaction was gone (a brute-force
+				// abort), or the slot's row is (next time: an insert).
+				w.marked = mark.affected > 0
+				s.slotRow = w.marked
+			}
 		}
 	}
 	show, commit := after[1], after[3]
@@ -262,9 +263,11 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	// The client's answer: the statement's, unless what followed undid
 	// it — a brute-force abort (1213) after the statement rolled it
 	// back, and the COMMIT then had nothing to commit; or the COMMIT
-	// failed.
+	// failed. (A marker that failed otherwise — its table or grant
+	// missing — leaves the transaction open: the COMMIT commits the
+	// statement.)
 	give := w.stmt
-	if !w.stmt.isErr && !w.unwrapped && markErr == nil {
+	if !w.stmt.isErr && !w.unwrapped {
 		for _, a := range after[:3] {
 			if a.isErr && a.code == mysqlproto.ErLockDeadlock {
 				give = a
@@ -275,7 +278,15 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 			give = commit
 		}
 	}
-	if markErr != nil && markErr.Code != mysqlproto.ErLockDeadlock {
+	switch {
+	case markErr == nil || markErr.Code == mysqlproto.ErLockDeadlock:
+	case markErr.Code == errUnknownSystemVariable:
+		// A server without @@in_transaction: COMMIT markers still work.
+		if !s.p.markers.noWrap.Swap(true) {
+			s.p.log.Warn("autocommit writes are not wrapped with commit markers: the nodes have no @@in_transaction (MariaDB 10.3 or later has it); an autocommit write lost with the writer will be reported as of unknown outcome",
+				"error", markErr.Error())
+		}
+	default:
 		s.markerFailed(markErr)
 	}
 	own := give.to == w.stmt.to
