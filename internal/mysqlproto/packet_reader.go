@@ -231,13 +231,20 @@ func (pr *PacketReader) readInto(off, size int) error {
 // readStep is the smallest amount readInto grows the buffer by at once.
 const readStep = 64 << 10
 
+// minReadBuffer is the smallest read buffer: a login's packets fit, so an
+// idle client connection holds no more (it was 4 KiB, which was a third
+// of the memory of an idle client session; BenchmarkIdleSession in
+// internal/proxy). A connection whose packets are larger grows it by
+// doubling, a few times at most, and keeps it.
+const minReadBuffer = 512
+
 // grow makes pr.buf at least need bytes long, keeping the first keep bytes.
 func (pr *PacketReader) grow(keep, need int) {
 	if need <= cap(pr.buf) {
 		pr.buf = pr.buf[:cap(pr.buf)]
 		return
 	}
-	newCap := max(need, 2*cap(pr.buf), 4096)
+	newCap := max(need, 2*cap(pr.buf), minReadBuffer)
 	nb := make([]byte, newCap)
 	copy(nb, pr.buf[:keep])
 	pr.buf = nb
