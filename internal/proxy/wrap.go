@@ -255,6 +255,15 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		// statement: nothing committed, go elsewhere.
 		return res, w, &nodeRejects{c.Server()}
 	}
+	if !w.stmt.isErr && !w.unwrapped && markErr != nil && markErr.Code == errWsrepNotReady && commit.isErr {
+		// The node left the Primary component between the statement and
+		// its marker, which it refused: outside the Primary component
+		// it replicates nothing, so the failed COMMIT committed
+		// nothing. The statement goes elsewhere, as when the node
+		// refuses the statement itself. (Had the node rejoined and
+		// committed in between, the COMMIT would have answered OK.)
+		return res, w, &nodeRejects{c.Server()}
+	}
 	if !w.stmt.isErr && !w.unwrapped && w.marked && commit.isErr && (commit.code == errDuringCommit || commit.code == errWsrepNotReady) {
 		// The COMMIT failed as the node lost the Primary component,
 		// and may have committed all the same: the marker settles it.
@@ -279,7 +288,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		}
 	}
 	switch {
-	case markErr == nil || markErr.Code == mysqlproto.ErLockDeadlock:
+	case markErr == nil || markErr.Code == mysqlproto.ErLockDeadlock || markErr.Code == errWsrepNotReady:
 	case markErr.Code == errUnknownSystemVariable:
 		// A server without @@in_transaction: COMMIT markers still work.
 		if !s.p.markers.noWrap.Swap(true) {
