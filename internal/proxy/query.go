@@ -23,6 +23,13 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		stateful, inTx := s.hold.stateful(), s.hold.kind == holdTx
 		c := s.hold.drop()
 		s.discard(c)
+		if inTx && r.Kind == sqlclass.Rollback && !r.Chain && !r.MultiStatement {
+			// The transaction never committed and no longer can: the
+			// ROLLBACK runs on a fresh connection (as a no-op), not
+			// after a replay of the transaction (see rollbackLost).
+			s.tx.reset()
+			inTx, stateful = false, false
+		}
 		if inTx && s.replayable() {
 			// Its COMMIT was never sent: the transaction runs again on
 			// the new writer (replay.go).

@@ -190,26 +190,55 @@ func (s *session) replaysLoss(st *statement, res relayResult, err error) bool {
 // any answer to a command that commits nothing reached the client: if
 // the transaction can be replayed it is, on the writer, and handled is
 // true; err is then the error the client was sent, if the replay failed
-// (nil: the command goes on, on the new connection).
-func (s *session) replayLost(c *backend.Conn) (handled bool, err error) {
+// (nil: the command goes on, on the new connection). A plain ROLLBACK
+// (st) is answered instead (rollbackLost): then answered is true.
+func (s *session) replayLost(c *backend.Conn, st *statement) (handled, answered bool, err error) {
 	if s.hold.conn != c || s.hold.kind != holdTx || !s.replayable() {
-		return false, nil
+		return false, false, nil
 	}
 	if !c.Fenced() && s.nodeAnswers(c) {
 		// The node is up and ended this connection by itself: an
 		// operator's KILL, or a timeout of the node's. Running the
 		// transaction again would undo the KILL: the client gets the
 		// error.
-		return false, nil
+		return false, false, nil
+	}
+	if st != nil {
+		if handled, err := s.rollbackLost(c, st); handled {
+			return true, true, err
+		}
 	}
 	old := c.Server()
 	s.hold.drop()
 	s.discard(c)
 	s.p.suspect(old)
 	if err := s.replayTx(old); err != nil {
-		return true, s.sendErr(asSQLError(err))
+		return true, true, s.sendErr(asSQLError(err))
 	}
-	return true, nil
+	return true, false, nil
+}
+
+// rollbackLost answers OK to a plain ROLLBACK whose transaction's
+// connection c was lost with its node, or refused by a node that left the
+// Primary component: the transaction never committed and no longer can,
+// so the ROLLBACK's work is done. Replaying the transaction only to roll
+// it back would cost the client a wait for the new writer, and a 9002
+// if the replay answered differently. handled is false for any other
+// statement (and for ROLLBACK AND CHAIN, which opens a transaction).
+func (s *session) rollbackLost(c *backend.Conn, st *statement) (handled bool, err error) {
+	r := st.class
+	if r.Kind != sqlclass.Rollback || r.Chain || r.MultiStatement || s.hold.conn != c || s.hold.kind != holdTx {
+		return false, nil
+	}
+	old := c.Server()
+	s.hold.drop()
+	s.discard(c)
+	s.p.suspect(old)
+	s.tx.reset()
+	// Nothing of the ROLLBACK's answer reached the client.
+	s.bw.Reset(s.out)
+	s.pc.SetSeq(s.cmdSeq)
+	return true, s.sendOK()
 }
 
 // replayRefused replays the open transaction, whose node refused a

@@ -193,6 +193,9 @@ func (s *session) runStatement(st *statement) error {
 			// The transaction's node left the Primary component
 			// (relay): the transaction runs again on the writer, away
 			// from that node, then this statement.
+			if handled, err := s.rollbackLost(c, st); handled {
+				return err
+			}
 			if err := s.replayRefused(c); err != nil {
 				return s.sendErr(asSQLError(err))
 			}
@@ -210,8 +213,8 @@ func (s *session) runStatement(st *statement) error {
 				// statement's answer, and its COMMIT was never sent: the
 				// transaction runs again on the writer, then this
 				// statement.
-				if handled, err := s.replayLost(c); handled {
-					if err != nil {
+				if handled, answered, err := s.replayLost(c, st); handled {
+					if answered || err != nil {
 						return err
 					}
 					continue

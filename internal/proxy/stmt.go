@@ -124,8 +124,8 @@ func (s *session) comStmtPrepare(pkt []byte) error {
 // changed nothing, as an autocommit read); otherwise the client gets the
 // error.
 func (s *session) prepareLost(c *backend.Conn, err error, res relayResult, attempt int) (again bool, _ error) {
-	if handled, rerr := s.replayLost(c); handled {
-		return rerr == nil, rerr
+	if handled, answered, rerr := s.replayLost(c, nil); handled {
+		return !answered && rerr == nil, rerr
 	}
 	if attempt < 2 && !(s.hold.conn == c && s.hold.stateful()) {
 		s.dropForRetry(c)
