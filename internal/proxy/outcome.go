@@ -294,12 +294,14 @@ func (s *session) verdict(c *backend.Conn, m outcome.Marker) (v outcome.Verdict,
 		switch {
 		case v == outcome.Committed:
 			s.p.markers.committed.Add(1)
+			s.armCausal(old)
 			return v, how, took, looks
 		case v == outcome.NotCommitted:
 			s.p.markers.notCommitted.Add(1)
 			return v, how, took, looks
 		case expired:
 			s.p.markers.unknown.Add(1)
+			s.armCausal(old)
 			return v, how, took, looks
 		}
 	}

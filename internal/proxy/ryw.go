@@ -55,8 +55,18 @@ func (s *session) rywOn() bool { return s.p.cfg.Galera.ReadYourWrites != "off" }
 // noteWrite records a statement that succeeded on c and may have
 // committed a write there.
 func (s *session) noteWrite(c *backend.Conn, r sqlclass.Result) {
-	if c.WriterEpoch() != 0 && (r.IsWrite() || r.Kind == sqlclass.Commit || r.ImplicitCommit) && s.rywOn() {
-		s.ryw.wrote, s.ryw.node, s.ryw.synced = true, c.Server(), s.ryw.synced[:0]
+	if c.WriterEpoch() != 0 && (r.IsWrite() || r.Kind == sqlclass.Commit || r.ImplicitCommit) {
+		s.armCausal(c.Server())
+	}
+}
+
+// armCausal records that the session's latest write committed (or may
+// have) on node: its next read on each other node is causal. Also for a
+// write whose answer was lost with node and that galeon settled as
+// committed, or could not settle.
+func (s *session) armCausal(node string) {
+	if s.rywOn() {
+		s.ryw.wrote, s.ryw.node, s.ryw.synced = true, node, s.ryw.synced[:0]
 	}
 }
 

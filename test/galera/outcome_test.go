@@ -110,6 +110,17 @@ func TestCommitInFlight(t *testing.T) {
 					if _, err := conn.ExecContext(ctx, "UPDATE app.ledger SET at = at WHERE node = '"+tag+"'"); err != nil {
 						t.Fatal(err)
 					}
+					// Reads until each other node has served the session a
+					// causal read: after that, only the lost write, once
+					// settled, can make the next read there causal.
+					c0 := counters(p)["causal_reads"]
+					for i := 0; i < 200 && counters(p)["causal_reads"]-c0 < 2; i++ {
+						var one int
+						_ = conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM app.ledger WHERE id = 0").Scan(&one)
+					}
+					if d := counters(p)["causal_reads"] - c0; d != 2 {
+						t.Fatalf("causal reads +%d after the UPDATE, want +2 (one on each other node)", d)
+					}
 				}
 				if err := r.sb.Pause(w.Name); err != nil {
 					t.Fatal(err)
@@ -181,6 +192,18 @@ func TestCommitInFlight(t *testing.T) {
 					t.Errorf("commits_settled_not_committed +%d, want +1", delta("commits_settled_not_committed"))
 				case !committed && tc.replay && delta("transactions_replayed") != 1:
 					t.Errorf("transactions_replayed +%d, want +1", delta("transactions_replayed"))
+				}
+				if committed && got == nil {
+					// The session's next read sees its write: it runs
+					// causal on any node but the lost writer.
+					c0 := counters(p)["causal_reads"]
+					var node string
+					var n int
+					if err := conn.QueryRowContext(ctx, "SELECT @@wsrep_node_name, COUNT(*) FROM app.ledger WHERE node = ?", tag).Scan(&node, &n); err != nil {
+						t.Errorf("read after the settled write: %v", err)
+					} else if n != 1 || (node != w.Name && counters(p)["causal_reads"] == c0) {
+						t.Errorf("read on %s after the settled write: %d rows, causal reads +%d; want 1 row, read causally", node, n, counters(p)["causal_reads"]-c0)
+					}
 				}
 				r.waitWhole(t)
 				want := 1
@@ -305,10 +328,17 @@ func (r *rig) direct(t *testing.T, node string) *sql.DB {
 //   - the writer killed (kill -9) between two statements;
 //   - the writer frozen (SIGSTOP) with a statement in flight, fenced,
 //     and thawed after the transaction went on elsewhere;
-//   - a transaction that read NOW(6): its replay reads another time.
+//   - a transaction that read NOW(6): its replay reads another time;
+//   - an id taken meanwhile; a ROLLBACK (no replay, OK).
 func TestTransactionReplay(t *testing.T) {
 	r := newRig(t, nil)
 	ctx := context.Background()
+	kill := func(t *testing.T, w string) {
+		if err := r.sb.Kill(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fenced := func(t *testing.T, w string) { r.waitWriterNot(t, w, 30*time.Second) }
 	for _, tc := range []struct {
 		name string
 		// readsNow: the transaction reads NOW(6) (the replay must fail).
@@ -318,34 +348,31 @@ func TestTransactionReplay(t *testing.T) {
 		// takeID: after the fault, another write takes the id the
 		// client's first INSERT was given (the replay must fail).
 		takeID bool
-		fault  func(t *testing.T, writer string)
+		// rollback: the client sends ROLLBACK instead of the second
+		// INSERT and the COMMIT (nothing to replay: OK at once).
+		rollback bool
+		// text: the second INSERT goes as text (COM_QUERY), not
+		// prepared (the driver prepares a statement with arguments).
+		text  bool
+		fault func(t *testing.T, writer string)
 	}{
-		{"writer killed between statements", false, false, false, func(t *testing.T, w string) {
-			if err := r.sb.Kill(w); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"writer frozen with a statement in flight", false, true, false, func(t *testing.T, w string) {
-			r.waitWriterNot(t, w, 30*time.Second)
-		}},
-		{"a transaction that read NOW(6)", true, false, false, func(t *testing.T, w string) {
-			if err := r.sb.Kill(w); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{name: "writer killed between statements", fault: kill},
+		{name: "writer frozen with a statement in flight", inFlight: true, fault: fenced},
+		{name: "a transaction that read NOW(6)", readsNow: true, fault: kill},
+		// The replay fails with the statement in flight: the client
+		// gets 9002 for it, and the statement must not run after.
+		{name: "a transaction that read NOW(6), frozen with a statement in flight", readsNow: true, inFlight: true, fault: fenced},
+		{name: "a transaction that read NOW(6), frozen with a text statement in flight", readsNow: true, inFlight: true, text: true, fault: fenced},
 		// CI saw this once under load: the survivors' AUTO_INCREMENT
 		// series are renumbered when the writer leaves, and a write on
 		// them took the id of a transaction waiting for its replay.
-		{"the id the client was given taken meanwhile", false, false, true, func(t *testing.T, w string) {
-			if err := r.sb.Kill(w); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		{name: "the id the client was given taken meanwhile", takeID: true, fault: kill},
+		{name: "ROLLBACK after the writer was killed", rollback: true, fault: kill},
+		{name: "ROLLBACK in flight on a frozen writer", rollback: true, inFlight: true, fault: fenced},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r.waitWhole(t)
 			before := counters(r.p)
-			w, _ := r.p.View().Load().Writer()
 			conn, err := r.db.Conn(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -353,6 +380,11 @@ func TestTransactionReplay(t *testing.T) {
 			defer conn.Close()
 			tag := fmt.Sprintf("replay-%d", time.Now().UnixNano())
 			var firstID, secondID int64
+			// w: the node the transaction runs on, where the fault
+			// strikes (the proxy's writer when it began; read from the
+			// nodes, since the writer may have moved since the test last
+			// looked: a restarted node's donor hands the role on).
+			var w struct{ Name string }
 			run := func() error {
 				if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 					return err
@@ -362,6 +394,10 @@ func TestTransactionReplay(t *testing.T) {
 					return err
 				}
 				firstID, _ = res.LastInsertId()
+				w.Name = r.txNode(t)
+				if vw, _ := r.p.View().Load().Writer(); vw.Name != w.Name {
+					t.Logf("the transaction runs on %s; the proxy's writer is now %s", w.Name, vw.Name)
+				}
 				if tc.readsNow {
 					var now string
 					if err := conn.QueryRowContext(ctx, "SELECT NOW(6)").Scan(&now); err != nil {
@@ -385,7 +421,15 @@ func TestTransactionReplay(t *testing.T) {
 				if tc.takeID {
 					r.takeID(t, w.Name, firstID, tag+"-taker")
 				}
-				res, err = conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES (?, NOW(6))", tag)
+				if tc.rollback {
+					_, err = conn.ExecContext(ctx, "ROLLBACK")
+					return err
+				}
+				if tc.text {
+					res, err = conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES ('"+tag+"', NOW(6))")
+				} else {
+					res, err = conn.ExecContext(ctx, "INSERT INTO app.ledger (node, at) VALUES (?, NOW(6))", tag)
+				}
 				if err != nil {
 					return err
 				}
@@ -402,6 +446,18 @@ func TestTransactionReplay(t *testing.T) {
 			have := r.tagged(t, tag)
 			var me *mysql.MySQLError
 			switch {
+			case tc.rollback:
+				if got != nil {
+					t.Errorf("ROLLBACK answered %v, want OK", got)
+				}
+				for node, n := range have {
+					if n != 0 {
+						t.Errorf("%s has %d rows of the rolled-back transaction", node, n)
+					}
+				}
+				if d := after["transactions_replayed"] - before["transactions_replayed"] + after["transactions_replay_failed"] - before["transactions_replay_failed"]; d != 0 {
+					t.Errorf("%d replays for a ROLLBACK, want none", d)
+				}
 			case tc.readsNow || tc.takeID:
 				want := "answered differently"
 				if tc.takeID {
@@ -409,6 +465,13 @@ func TestTransactionReplay(t *testing.T) {
 				}
 				if !errors.As(got, &me) || me.Number != 9002 || !strings.Contains(me.Message, want) {
 					t.Errorf("got %v; want 9002 saying %q", got, want)
+				}
+				// One answer per command: the session's next statement
+				// gets its own (a command sent again after the 9002 would
+				// put a second answer in the stream).
+				var v int
+				if err := conn.QueryRowContext(ctx, "SELECT 42").Scan(&v); err != nil || v != 42 {
+					t.Errorf("after the 9002, SELECT 42 answered %d, %v", v, err)
 				}
 				for node, n := range have {
 					if n != 0 {
@@ -450,6 +513,25 @@ func TestTransactionReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// txNode names the one node with an open transaction that wrote.
+func (r *rig) txNode(t *testing.T) string {
+	t.Helper()
+	var on []string
+	for _, n := range r.sb.Nodes {
+		var k int
+		if err := r.direct(t, n.Name).QueryRow("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_rows_modified > 0").Scan(&k); err != nil {
+			t.Fatalf("%s: %v", n.Name, err)
+		}
+		if k > 0 {
+			on = append(on, n.Name)
+		}
+	}
+	if len(on) != 1 {
+		t.Fatalf("open transactions that wrote on %v, want one node", on)
+	}
+	return on[0]
 }
 
 // takeID writes a row with the given id on a node other than lost, once
