@@ -250,6 +250,8 @@ def aggregate(runs):
     a["cpu_per_10k"] = median(per10k)
     nper10k = [r["node_cpu_s"] / r["queries"] * 10000 for r in ok if r.get("node_cpu_s") is not None and r.get("queries")]
     a["node_cpu_per_10k"] = median(nper10k)
+    nq = [r["node_questions"] / r["queries"] for r in ok if (r.get("node_questions") or -1) >= 0 and r.get("queries")]
+    a["node_q_per_q"] = median(nq)
     sc = [r["syscalls"] / r["queries"] for r in ok if (r.get("syscalls") or -1) >= 0 and r.get("queries")]
     a["syscalls_per_q"] = median(sc)
     rss = [r.get("rss_peak_kib") for r in ok if (r.get("rss_peak_kib") or -1) >= 0]
@@ -325,12 +327,12 @@ def render(results_dir):
         if first.get("options"):
             s.insert(-1, "sysbench options: `%s`" % first.get("options"))
             s.insert(-1, "")
-        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | nodes CPU s / 10k queries | proxy syscalls / query | proxy RSS peak | ignored errors |")
-        s.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | nodes CPU s / 10k queries | node statements / query | proxy syscalls / query | proxy RSS peak | ignored errors |")
+        s.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for t in TARGETS:
             a = aggs[wl][t]
             if a is None:
-                s.append("| %s | %s | | | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
+                s.append("| %s | %s | | | | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
                 continue
             qps = "%.0f" % a["qps"]
             if a["rounds"] > 1:
@@ -343,9 +345,10 @@ def render(results_dir):
                 name += " (re-run: the first attempt failed during a Galera view change)"
             sysc = "–" if a.get("syscalls_per_q") is None else "%.2f" % a["syscalls_per_q"]
             ncpu = "–" if a.get("node_cpu_per_10k") is None else "%.3f" % a["node_cpu_per_10k"]
-            s.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            nq = "–" if a.get("node_q_per_q") is None else "%.2f" % a["node_q_per_q"]
+            s.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 name, qps, fmt_ms(a["p50_ms"]), fmt_ms(a["p95_ms"]), fmt_ms(a["p99_ms"]),
-                cpu, ncpu, sysc, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
+                cpu, ncpu, nq, sysc, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
         s.append("")
         d, h, g = (aggs[wl][t] for t in TARGETS)
         r = ratios(d, h, g)
@@ -583,6 +586,9 @@ def render(results_dir):
     w("- **proxy RSS peak**: highest VmRSS of the proxy sampled every 0.5 s during the run.")
     w("- **nodes CPU s / 10k queries**: the same for the three mariadbd processes together: what the "
       "database did for the queries (a proxy that adds statements, like galeon's wrapped writes, shows here).")
+    w("- **node statements / query**: the three nodes' `Questions` status counter (statements they ran, "
+      "from the clients or the proxy) over the run / sysbench's queries; 1.00 is one node statement per "
+      "client statement. Monitors' and agents' checks add a few per second to every target alike.")
     w("- **proxy syscalls / query**: every system call the proxy's threads entered during the run "
       "(`perf stat -e raw_syscalls:sys_enter -p PID`: reads, writes, epoll, futex...) / queries.")
     w("- **CPU per byte relayed**: both proxies relay the same result bytes for the same queries, so on the "

@@ -177,6 +177,20 @@ nodes_cpu_ticks() { # utime+stime of the three mariadbd, in clock ticks; -1 if a
 	done
 	REPLY=$sum
 }
+# nodes_questions: the three nodes' Questions (statements they ran for
+# clients, galeon's own included) summed; -1 if a node does not answer.
+# Per client query it shows what a proxy adds on the nodes (state
+# restores, pings, causal waits, markers).
+nodes_questions() {
+	local sum=0 n q
+	for n in "${NODES[@]}"; do
+		q=$(MYSQL_PWD=$GALEON_ADMIN_PASSWORD mariadb -h"${n%:*}" -P"${n##*:}" -u"$GALEON_ADMIN_USER" --connect-timeout=3 -N -B -e \
+			"SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'" 2>/dev/null) || q=""
+		[[ $q =~ ^[0-9]+$ ]] || { REPLY=-1; return; }
+		sum=$((sum + q))
+	done
+	REPLY=$sum
+}
 # perf_start PID: counts PID's system calls (all of them: read, write,
 # recv, send, epoll, futex...) with perf until perf_stop, which leaves the
 # count in REPLY (-1 if perf could not count). /proc/PID/io is no use
@@ -557,7 +571,7 @@ run_sysbench() {
 		fi
 		break
 	done
-	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt" node_cpu_ticks="$SB_NODE_CPU" clk_tck="$CLK_TCK")
+	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt" node_cpu_ticks="$SB_NODE_CPU" node_questions="$SB_NODE_Q" clk_tck="$CLK_TCK")
 	if [[ -n $T_PID ]]; then
 		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" rss_peak_kib="$SB_RSS_PEAK"
 			syscalls="$SB_SYSCALLS")
@@ -574,10 +588,12 @@ run_sysbench() {
 # view changes during the run, -1 unknown).
 sysbench_once() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
-	local cpu0 cpu1 timed_out=0 conf0 conf1 ncpu0 ncpu1
-	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1
+	local cpu0 cpu1 timed_out=0 conf0 conf1 ncpu0 ncpu1 nq0 nq1
+	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
+	nodes_questions
+	nq0=$REPLY
 	nodes_cpu_ticks
 	ncpu0=$REPLY
 	cpu_ticks "$T_PID"
@@ -610,6 +626,9 @@ sysbench_once() {
 	nodes_cpu_ticks
 	ncpu1=$REPLY
 	if ((ncpu0 >= 0 && ncpu1 >= 0)); then SB_NODE_CPU=$((ncpu1 - ncpu0)); fi
+	nodes_questions
+	nq1=$REPLY
+	if ((nq0 >= 0 && nq1 >= 0)); then SB_NODE_Q=$((nq1 - nq0)); fi
 	perf_stop
 	SB_SYSCALLS=$REPLY
 	conf1=$(node_status "$NODE1")
