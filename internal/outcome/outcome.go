@@ -98,7 +98,11 @@ func (m Marker) Append(dst []byte, exists, wrapped bool) []byte {
 // writer applied a conflicting write-set) is reported on the next
 // statement, as 1213, and leaves the connection outside any transaction
 // (@@in_transaction = 0, checked on MariaDB 10.11): the marker then
-// writes nothing, and the COMMIT commits nothing.
+// writes nothing, and the COMMIT commits nothing. (A local deadlock or
+// lock wait timeout on the statement itself is different: the session
+// stays in its explicit transaction, so the marker writes, with rc -1,
+// and commits alone; a lost answer is then settled as "the statement
+// failed" and the statement runs again, as its 1213 told the client.)
 const inTransaction = " AND @@in_transaction"
 
 // Wrapped autocommit writes (an INSERT, UPDATE, DELETE or REPLACE sent
@@ -166,6 +170,52 @@ func Unavailable(code uint16) bool {
 		return true
 	}
 	return false
+}
+
+// MarkerFailure is what a failed marker write did to the transaction it
+// ran in, which decides what the client is told: the marker is a write
+// inside the client's transaction (before its COMMIT, or after the
+// statement of a wrapped autocommit write), and some errors on it roll
+// back the whole transaction, after which the COMMIT commits nothing
+// and still answers OK.
+type MarkerFailure int
+
+const (
+	// TxIntact: the marker alone failed (not set up for the account, a
+	// read-only node or transaction, a node outside the Primary
+	// component, @@in_transaction unknown): the transaction goes on and
+	// its COMMIT's own answer stands.
+	TxIntact MarkerFailure = iota
+	// TxRolledBack: the error rolled back the whole transaction — a
+	// deadlock or brute-force abort (1213), wsrep_max_ws_rows or
+	// wsrep_max_ws_size exceeded (1180), the lock table full (1206):
+	// the client gets that error, not the COMMIT's OK.
+	TxRolledBack
+	// TxUnknown: any other error, which may or may not have rolled the
+	// transaction back (1205 does when innodb_rollback_on_timeout is
+	// ON): an OK from the COMMIT proves nothing, and the client gets
+	// 9003.
+	TxUnknown
+)
+
+// MarkerFailed classifies a marker write's error code.
+func MarkerFailed(code uint16) MarkerFailure {
+	switch {
+	case Unavailable(code):
+		return TxIntact
+	}
+	switch code {
+	case 1047, // ER_UNKNOWN_COM_ERROR: WSREP has not yet prepared node
+		1193, // ER_UNKNOWN_SYSTEM_VARIABLE: no @@in_transaction
+		1290, // ER_OPTION_PREVENTS_STATEMENT: read_only
+		1792: // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+		return TxIntact
+	case 1213, // ER_LOCK_DEADLOCK
+		1180, // ER_ERROR_DURING_COMMIT (wsrep_max_ws_rows/size)
+		1206: // ER_LOCK_TABLE_FULL
+		return TxRolledBack
+	}
+	return TxUnknown
 }
 
 // Verdict is what became of a COMMIT.

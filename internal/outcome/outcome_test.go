@@ -69,3 +69,16 @@ func TestStatements(t *testing.T) {
 		t.Error("Unavailable: a missing grant or table turns the marker off; a deadlock, a timeout or a read-only server or transaction does not")
 	}
 }
+
+func TestMarkerFailed(t *testing.T) {
+	for code, want := range map[uint16]MarkerFailure{
+		1146: TxIntact, 1142: TxIntact, 1054: TxIntact, 1044: TxIntact, 1049: TxIntact,
+		1047: TxIntact, 1193: TxIntact, 1290: TxIntact, 1792: TxIntact,
+		1213: TxRolledBack, 1180: TxRolledBack, 1206: TxRolledBack,
+		1205: TxUnknown, 1062: TxUnknown, 2013: TxUnknown, 0: TxUnknown,
+	} {
+		if got := MarkerFailed(code); got != want {
+			t.Errorf("MarkerFailed(%d) = %d, want %d", code, got, want)
+		}
+	}
+}

@@ -184,15 +184,42 @@ func (s *session) forwardMarked(c *backend.Conn, commit []byte, m outcome.Marker
 		return relayResult{}, true, &backendErr{c.Server(), errors.New("commit marker: unexpected answer")}
 	}
 	c.SetSeq(1)
-	if se != nil && se.Code == mysqlproto.ErLockDeadlock {
-		if err := c.Discard(mysqlproto.ResponseQuery); err != nil && c.Broken() {
-			return relayResult{}, false, &backendErr{c.Server(), err}
-		}
+	failure := outcome.TxIntact
+	if se != nil {
+		failure = outcome.MarkerFailed(uint16(se.Code))
+	}
+	if failure != outcome.TxIntact {
+		// The marker's error rolled the transaction back, or may have:
+		// an OK from the COMMIT would say nothing about it.
 		st := mysqlproto.StatusFlag(0)
 		if s.autocommit {
 			st = mysqlproto.ServerStatusAutocommit
 		}
-		return relayResult{isErr: true, written: true, statusKnown: true, status: st}, false, s.sendErr(se)
+		failed := relayResult{isErr: true, written: true, statusKnown: true, status: st}
+		cpkt, err := c.ReadPacket() // the COMMIT's answer: one OK or ERR
+		if err != nil {
+			c.MarkBroken()
+			return relayResult{}, false, &backendErr{c.Server(), err}
+		}
+		switch {
+		case failure == outcome.TxRolledBack:
+			// The client gets the marker's error (1213, 1180, 1206), as
+			// if its last statement had met it.
+		case mysqlproto.IsErr(cpkt):
+			// The COMMIT failed: nothing committed, its error stands.
+			if ce, _ := mysqlproto.ParseErr(cpkt); ce != nil {
+				se = ce
+			}
+		default:
+			s.p.counts.backendLost.Add(1)
+			se = mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+				"galeon: the commit marker written with your COMMIT on %s failed (%d: %s), which may have rolled back your transaction before the COMMIT: it may or may not have committed; check before you retry",
+				c.Server(), se.Code, se.Message)
+		}
+		// The COMMIT ended the transaction, whatever it answered: the
+		// status below releases the connection.
+		s.slotRow = false
+		return failed, false, s.sendErr(se)
 	}
 	if se != nil {
 		s.markerFailed(se)

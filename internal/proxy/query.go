@@ -23,10 +23,12 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		stateful, inTx := s.hold.stateful(), s.hold.kind == holdTx
 		c := s.hold.drop()
 		s.discard(c)
-		if inTx && r.Kind == sqlclass.Rollback && !r.Chain && !r.MultiStatement {
+		if inTx && s.inLoop && r.Kind == sqlclass.Rollback && !r.Chain && !r.MultiStatement {
 			// The transaction never committed and no longer can: the
 			// ROLLBACK runs on a fresh connection (as a no-op), not
 			// after a replay of the transaction (see rollbackLost).
+			// Only a ROLLBACK that runs: a PREPARE of one must not
+			// drop the transaction.
 			s.tx.reset()
 			inTx, stateful = false, false
 		}

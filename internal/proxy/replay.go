@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/backend"
@@ -38,8 +40,10 @@ type answerSum struct {
 	h  uint32
 	// affected and insertID of the answer's last OK.
 	affected, insertID uint64
-	// code: the error code if the answer is an error.
+	// code: the error code if the answer is an error; dup: a duplicate
+	// key error's message (1062), which names the value.
 	code uint16
+	dup  string
 }
 
 // packet adds one packet of the answer; done: it is the answer's last.
@@ -50,6 +54,9 @@ func (a *answerSum) packet(p []byte, done bool) {
 		if len(p) >= 3 {
 			a.h = crc32.Update(a.h, crcTable, p[:3])
 			a.code = binary.LittleEndian.Uint16(p[1:3])
+			if mysqlproto.ErrorCode(a.code) == mysqlproto.ErDupEntry {
+				a.dup = string(p[3:])
+			}
 		}
 	case done:
 		a.ok(p)
@@ -230,6 +237,11 @@ func (s *session) rollbackLost(c *backend.Conn, st *statement) (handled bool, er
 	if r.Kind != sqlclass.Rollback || r.Chain || r.MultiStatement || s.hold.conn != c || s.hold.kind != holdTx {
 		return false, nil
 	}
+	if _, own := s.vars["completion_type"]; own {
+		// CHAIN or RELEASE may follow the ROLLBACK: a server must
+		// answer it (after the replay).
+		return false, nil
+	}
 	old := c.Server()
 	s.hold.drop()
 	s.discard(c)
@@ -390,7 +402,10 @@ func (s *session) rerun(c *backend.Conn, log *txLog) (int, error) {
 		}
 		if sum.h != e.sum {
 			mm := &errReplayMismatch{n: i}
-			if e.insertID != 0 && mysqlproto.ErrorCode(sum.code) == mysqlproto.ErDupEntry {
+			if e.insertID != 0 && mysqlproto.ErrorCode(sum.code) == mysqlproto.ErDupEntry &&
+				strings.Contains(sum.dup, "'"+strconv.FormatUint(e.insertID, 10)+"'") {
+				// "Duplicate entry '12' for key 'PRIMARY'": the id, not
+				// another unique key.
 				mm.idTaken = e.insertID
 			}
 			return i, mm

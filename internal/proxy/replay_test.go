@@ -12,8 +12,8 @@ func TestAnswerSum(t *testing.T) {
 		return a
 	}
 	dup := sum([]byte{0xFF, 0x26, 0x04, '#', '2', '3', '0', '0', '0', 'D', 'u', 'p'})
-	if dup.code != 1062 {
-		t.Errorf("code %d, want 1062", dup.code)
+	if dup.code != 1062 || dup.dup != "#23000Dup" {
+		t.Errorf("code %d %q, want 1062 and its message", dup.code, dup.dup)
 	}
 	other := sum([]byte{0xFF, 0x26, 0x04, '#', '2', '3', '0', '0', '0', 'x'})
 	if other.h != dup.h {

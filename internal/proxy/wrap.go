@@ -256,13 +256,23 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		return res, w, &nodeRejects{c.Server()}
 	}
 	if !w.stmt.isErr && !w.unwrapped && markErr != nil && markErr.Code == errWsrepNotReady && commit.isErr {
-		// The node left the Primary component between the statement and
-		// its marker, which it refused: outside the Primary component
-		// it replicates nothing, so the failed COMMIT committed
-		// nothing. The statement goes elsewhere, as when the node
-		// refuses the statement itself. (Had the node rejoined and
-		// committed in between, the COMMIT would have answered OK.)
-		return res, w, &nodeRejects{c.Server()}
+		if commit.code == errWsrepNotReady || commit.code == mysqlproto.ErLockDeadlock {
+			// The node left the Primary component between the
+			// statement and its marker, and refused the marker and
+			// then the COMMIT (or aborted it): nothing committed. The
+			// statement goes elsewhere, as when the node refuses the
+			// statement itself.
+			return res, w, &nodeRejects{c.Server()}
+		}
+		// Any other COMMIT error (1180) ran the COMMIT: the node may
+		// have rejoined the Primary component in between and
+		// committed the statement, which carries no token.
+		return s.wrapUnknown(c, markErr, commit.status), w, s.pc.Flush()
+	}
+	if !w.stmt.isErr && !w.unwrapped && markErr != nil && outcome.MarkerFailed(uint16(markErr.Code)) == outcome.TxUnknown && !commit.isErr {
+		// The marker's error may have rolled the statement back: the
+		// COMMIT's OK proves nothing.
+		return s.wrapUnknown(c, markErr, commit.status), w, s.pc.Flush()
 	}
 	if !w.stmt.isErr && !w.unwrapped && w.marked && commit.isErr && (commit.code == errDuringCommit || commit.code == errWsrepNotReady) {
 		// The COMMIT failed as the node lost the Primary component,
@@ -277,8 +287,11 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	// statement.)
 	give := w.stmt
 	if !w.stmt.isErr && !w.unwrapped {
-		for _, a := range after[:3] {
-			if a.isErr && a.code == mysqlproto.ErLockDeadlock {
+		for i, a := range after[:3] {
+			if a.isErr && (a.code == mysqlproto.ErLockDeadlock || i == 2 && outcome.MarkerFailed(uint16(a.code)) == outcome.TxRolledBack) {
+				// A brute-force abort, or the marker's error rolled
+				// the transaction back (1180 wsrep_max_ws_rows, 1206):
+				// the COMMIT had nothing to commit.
 				give = a
 				break
 			}
@@ -288,7 +301,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		}
 	}
 	switch {
-	case markErr == nil || markErr.Code == mysqlproto.ErLockDeadlock || markErr.Code == errWsrepNotReady:
+	case markErr == nil || outcome.MarkerFailed(uint16(markErr.Code)) == outcome.TxRolledBack || markErr.Code == errWsrepNotReady:
 	case markErr.Code == errUnknownSystemVariable:
 		// A server without @@in_transaction: COMMIT markers still work.
 		if !s.p.markers.noWrap.Swap(true) {
@@ -318,6 +331,19 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		s.keepDiagnostics(give, show, c.Caps)
 	}
 	return res, w, s.pc.Flush()
+}
+
+// wrapUnknown answers a wrapped write whose outcome its answers cannot
+// tell (the marker failed in a way that may have rolled the statement
+// back) with 9003; the connection goes.
+func (s *session) wrapUnknown(c *backend.Conn, markErr *mysqlproto.SQLError, status mysqlproto.StatusFlag) relayResult {
+	c.MarkBroken()
+	s.slotRow = false
+	s.p.counts.backendLost.Add(1)
+	_ = s.pc.WriteErr(mysqlproto.NewSQLError(mysqlproto.ErGaleonBackendLost,
+		"galeon: your statement ran on %s, but the commit marker galeon wrote after it failed (%d: %s), which may have rolled it back: it may or may not have committed; check before you retry",
+		c.Server(), markErr.Code, markErr.Message), s.caps)
+	return relayResult{isErr: true, written: true, statusKnown: true, status: status &^ inTxFlags}
 }
 
 // The fixed commands of a wrapped write (without query attributes,

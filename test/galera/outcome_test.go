@@ -86,6 +86,16 @@ func TestCommitInFlight(t *testing.T) {
 					p, db = noReplay, noReplayDB
 				}
 				r.waitWhole(t)
+				// waitWhole waits for the rig's proxy; this one may see a
+				// node recover a moment later.
+				sandboxtest.Eventually(t, 30*time.Second, "every node ONLINE in the proxy", func() error {
+					for _, n := range r.sb.Nodes {
+						if srv, _ := p.View().Load().Server(n.Name); !srv.Online {
+							return fmt.Errorf("%s: %s", n.Name, srv.Reason)
+						}
+					}
+					return nil
+				})
 				before := counters(p)
 				w, _ := p.View().Load().Writer()
 				conn, err := db.Conn(ctx)

@@ -441,6 +441,8 @@ c.close()
 
 	t.Run("autocommit writes wrapped with a commit marker answer as bare ones", func(t *testing.T) { testWrappedWrites(t, pt) })
 
+	t.Run("a marker that rolls the transaction back is the answer", func(t *testing.T) { testMarkerRollsBack(t, pt) })
+
 	// A Galera-aware proxy on the same cluster: its monitor's series and
 	// the writer role (switchover) are what the metrics, the dashboard and
 	// the alert rules are about.

@@ -208,3 +208,64 @@ func lenEncStrings(p []byte, n int) []string {
 	}
 	return out
 }
+
+// testMarkerRollsBack: with wsrep_max_ws_rows on the writer, a write of
+// exactly that many rows passes alone, but the commit marker's row
+// exceeds the limit and MariaDB rolls the whole transaction back (1180).
+// The client's answer must agree with the data: an OK only if the rows
+// changed. Both for a wrapped autocommit UPDATE and for a transaction's
+// COMMIT (whose marker runs just before it).
+func testMarkerRollsBack(t *testing.T, pt *proxyUnderTest) {
+	ctx := context.Background()
+	admin, err := pt.sb.DB("node1") // the writer
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := pt.db(t, nil)
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, "CREATE OR REPLACE TABLE app.maxrows (id INT PRIMARY KEY, v INT)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO app.maxrows VALUES (1, 0), (2, 0), (3, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ExecContext(ctx, "SET GLOBAL wsrep_max_ws_rows = 3"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "SET GLOBAL wsrep_max_ws_rows = 0") })
+	sum := func() int {
+		var n int
+		if err := admin.QueryRowContext(ctx, "SELECT SUM(v) FROM app.maxrows").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	check := func(what string, before int, err error) {
+		after := sum()
+		t.Logf("%s: %v; sum %d -> %d", what, err, before, after)
+		switch {
+		case err == nil && after == before:
+			t.Errorf("%s answered OK but changed nothing", what)
+		case err != nil && after != before:
+			t.Errorf("%s answered %v but changed the rows", what, err)
+		}
+	}
+	before := sum()
+	_, err = db.ExecContext(ctx, "UPDATE app.maxrows SET v = v + 1")
+	check("autocommit UPDATE of 3 rows", before, err)
+
+	before = sum()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "UPDATE app.maxrows SET v = v + 1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	check("COMMIT of a transaction that updated 3 rows", before, err)
+}
