@@ -191,6 +191,32 @@ nodes_questions() {
 	done
 	REPLY=$sum
 }
+# nodes_counters: the three nodes' summed status counters that say what
+# a proxy asks of them besides statements, as "NAME=VALUE ..." in REPLY.
+NODE_COUNTERS="'COM_ADMIN_COMMANDS','COM_CHANGE_USER','BYTES_RECEIVED','BYTES_SENT','CONNECTIONS'"
+nodes_counters() {
+	local n out
+	REPLY=""
+	declare -A tot=()
+	for n in "${NODES[@]}"; do
+		out=$(MYSQL_PWD=$GALEON_ADMIN_PASSWORD mariadb -h"${n%:*}" -P"${n##*:}" -u"$GALEON_ADMIN_USER" --connect-timeout=3 -N -B -e \
+			"SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ($NODE_COUNTERS)" 2>/dev/null) || return 0
+		while read -r k v; do
+			[[ $v =~ ^[0-9]+$ ]] && tot[$k]=$((${tot[$k]:-0} + v))
+		done <<<"$out"
+	done
+	for k in "${!tot[@]}"; do REPLY+="$k=${tot[$k]} "; done
+}
+# counters_delta BEFORE AFTER QUERIES: per-query deltas, for the log.
+counters_delta() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import sys
+b = dict(kv.split("=") for kv in sys.argv[1].split())
+a = dict(kv.split("=") for kv in sys.argv[2].split())
+q = max(int(sys.argv[3] or 0), 1)
+print(" ".join("%s/query=%.3f" % (k.lower(), (int(a[k]) - int(b.get(k, 0))) / q) for k in sorted(a)))
+PY
+}
 # perf_start PID: counts PID's system calls (all of them: read, write,
 # recv, send, epoll, futex...) with perf until perf_stop, which leaves the
 # count in REPLY (-1 if perf could not count). /proc/PID/io is no use
@@ -594,6 +620,8 @@ sysbench_once() {
 	conf0=$CONF_ID
 	nodes_questions
 	nq0=$REPLY
+	nodes_counters
+	local nc0=$REPLY
 	nodes_cpu_ticks
 	ncpu0=$REPLY
 	cpu_ticks "$T_PID"
@@ -629,6 +657,12 @@ sysbench_once() {
 	nodes_questions
 	nq1=$REPLY
 	if ((nq0 >= 0 && nq1 >= 0)); then SB_NODE_Q=$((nq1 - nq0)); fi
+	nodes_counters
+	if [[ -n $nc0 && -n $REPLY ]]; then
+		local q
+		q=$(sed -n 's/^ *queries: *\([0-9]*\).*/\1/p' "$logf" | head -1)
+		log "nodes during $wid against $target: $(counters_delta "$nc0" "$REPLY" "$q")"
+	fi
 	perf_stop
 	SB_SYSCALLS=$REPLY
 	conf1=$(node_status "$NODE1")
