@@ -207,6 +207,21 @@ nodes_counters() {
 	done
 	for k in "${!tot[@]}"; do REPLY+="$k=${tot[$k]} "; done
 }
+# nodes_sched: the three mariadbd's user and system clock ticks and their
+# threads' voluntary and involuntary context switches, as counters for
+# counters_delta ("UTIME=… STIME=… VCSW=… NVCSW=…").
+nodes_sched() {
+	local pid line f a b u=0 st=0 v=0 nv=0
+	for pid in "${NODE_PIDS[@]}"; do
+		read -r line 2>/dev/null </proc/"$pid"/stat || continue
+		line=${line##*) }
+		read -r -a f <<<"$line"
+		u=$((u + f[11])) st=$((st + f[12]))
+		read -r a b < <(awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v+0, n+0}' /proc/"$pid"/task/*/status 2>/dev/null)
+		v=$((v + ${a:-0})) nv=$((nv + ${b:-0}))
+	done
+	REPLY="UTIME_TICKS=$u STIME_TICKS=$st VCSW=$v NVCSW=$nv"
+}
 # counters_delta BEFORE AFTER QUERIES: per-query deltas, for the log.
 counters_delta() {
 	python3 - "$1" "$2" "$3" <<'PY'
@@ -214,7 +229,7 @@ import sys
 b = dict(kv.split("=") for kv in sys.argv[1].split())
 a = dict(kv.split("=") for kv in sys.argv[2].split())
 q = max(int(sys.argv[3] or 0), 1)
-print(" ".join("%s/query=%.3f" % (k.lower(), (int(a[k]) - int(b.get(k, 0))) / q) for k in sorted(a)))
+print(" ".join("%s/query=%.4g" % (k.lower(), (int(a[k]) - int(b.get(k, 0))) / q) for k in sorted(a)))
 PY
 }
 # perf_start PID: counts PID's system calls (all of them: read, write,
@@ -622,6 +637,8 @@ sysbench_once() {
 	nq0=$REPLY
 	nodes_counters
 	local nc0=$REPLY
+	nodes_sched
+	local ns0=$REPLY
 	nodes_cpu_ticks
 	ncpu0=$REPLY
 	cpu_ticks "$T_PID"
@@ -662,6 +679,8 @@ sysbench_once() {
 		local q
 		q=$(sed -n 's/^ *queries: *\([0-9]*\).*/\1/p' "$logf" | head -1)
 		log "nodes during $wid against $target: $(counters_delta "$nc0" "$REPLY" "$q")"
+		nodes_sched
+		log "nodes during $wid against $target: $(counters_delta "$ns0" "$REPLY" "$q")"
 	fi
 	perf_stop
 	SB_SYSCALLS=$REPLY
