@@ -215,10 +215,7 @@ func (s *session) replayLost(c *backend.Conn, st *statement) (handled, answered 
 			return true, true, err
 		}
 	}
-	old := c.Server()
-	s.hold.drop()
-	s.discard(c)
-	s.p.suspect(old)
+	old := s.dropLostTx(c)
 	if err := s.replayTx(old); err != nil {
 		return true, true, s.sendErr(asSQLError(err))
 	}
@@ -242,10 +239,7 @@ func (s *session) rollbackLost(c *backend.Conn, st *statement) (handled bool, er
 		// answer it (after the replay).
 		return false, nil
 	}
-	old := c.Server()
-	s.hold.drop()
-	s.discard(c)
-	s.p.suspect(old)
+	s.dropLostTx(c)
 	s.tx.reset()
 	// Nothing of the ROLLBACK's answer reached the client.
 	s.bw.Reset(s.out)
@@ -258,11 +252,17 @@ func (s *session) rollbackLost(c *backend.Conn, st *statement) (handled bool, er
 // transaction can never commit there), on the writer, away from that
 // node.
 func (s *session) replayRefused(c *backend.Conn) error {
-	old := c.Server()
+	return s.replayTxAvoiding(s.dropLostTx(c), true)
+}
+
+// dropLostTx lets go of c, the open transaction's connection, lost with
+// its node (or refused by it), has the node checked at once, and names
+// it.
+func (s *session) dropLostTx(c *backend.Conn) string {
 	s.hold.drop()
 	s.discard(c)
-	s.p.suspect(old)
-	return s.replayTxAvoiding(old, true)
+	s.p.suspect(c.Server())
+	return c.Server()
 }
 
 // nodeAnswers says whether c's node answers a new connection at once
@@ -341,17 +341,18 @@ func (s *session) replayTxAvoiding(old string, avoid bool) error {
 			s.discard(c)
 			s.p.counts.replayFailed.Add(1)
 			var mm *errReplayMismatch
-			if errors.As(err, &mm) && mm.idTaken != 0 {
-				s.p.events.Add(eventlog.Commit, c.Server(), fmt.Sprintf("a transaction lost with %s was replayed on %s but the AUTO_INCREMENT id %d of its statement %d of %d was taken meanwhile: rolled back, the client got 9002", old, c.Server(), mm.idTaken, n+1, len(log.entries)))
-				return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-					"galeon: your transaction was lost with the writer %s; galeon replayed it on %s, but the AUTO_INCREMENT id %d your statement %d was given had been taken there meanwhile by another write (when a node leaves, Galera renumbers the other nodes' id series: wsrep_auto_increment_control): the transaction was rolled back; retry it",
-					old, c.Server(), mm.idTaken, n+1)
-			}
 			if errors.As(err, &mm) {
-				s.p.events.Add(eventlog.Commit, c.Server(), fmt.Sprintf("a transaction lost with %s was replayed on %s but statement %d of %d answered differently: rolled back, the client got 9002", old, c.Server(), n+1, len(log.entries)))
+				// What the event and the client are told.
+				event := fmt.Sprintf("statement %d of %d answered differently", n+1, len(log.entries))
+				why := fmt.Sprintf("its statement %d answered differently from what you saw (it read rows changed meanwhile, or a value such as NOW() or an AUTO_INCREMENT id that differs there)", n+1)
+				if mm.idTaken != 0 {
+					event = fmt.Sprintf("the AUTO_INCREMENT id %d of its statement %d of %d was taken meanwhile", mm.idTaken, n+1, len(log.entries))
+					why = fmt.Sprintf("the AUTO_INCREMENT id %d your statement %d was given had been taken there meanwhile by another write (when a node leaves, Galera renumbers the other nodes' id series: wsrep_auto_increment_control)", mm.idTaken, n+1)
+				}
+				s.p.events.Add(eventlog.Commit, c.Server(), fmt.Sprintf("a transaction lost with %s was replayed on %s but %s: rolled back, the client got 9002", old, c.Server(), event))
 				return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
-					"galeon: your transaction was lost with the writer %s; galeon replayed it on %s, but its statement %d answered differently from what you saw (it read rows changed meanwhile, or a value such as NOW() or an AUTO_INCREMENT id that differs there): the transaction was rolled back; retry it",
-					old, c.Server(), n+1)
+					"galeon: your transaction was lost with the writer %s; galeon replayed it on %s, but %s: the transaction was rolled back; retry it",
+					old, c.Server(), why)
 			}
 			return mysqlproto.NewSQLError(mysqlproto.ErGaleonWriterChanged,
 				"galeon: your transaction was lost with the writer %s, and replaying it on %s failed at statement %d (%v): the transaction was rolled back; retry it", old, c.Server(), n+1, err)

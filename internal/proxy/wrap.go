@@ -222,6 +222,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	// The capture, SHOW WARNINGS, the marker and the COMMIT.
 	var after [4]answer
 	var markErr *mysqlproto.SQLError
+	markFailure := outcome.TxIntact
 	for i := range after {
 		if after[i], err = s.readAnswer(c, mysqlproto.ResponseQuery); err != nil {
 			return res, w, err
@@ -231,6 +232,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 			w.markerRead = true
 			if mark.isErr {
 				markErr, _ = mysqlproto.ParseErr(s.lastPayload(mark))
+				markFailure = outcome.MarkerFailed(uint16(mark.code))
 				s.slotRow = false
 			} else {
 				// 0 rows: the transaction was gone (a brute-force
@@ -269,7 +271,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		// committed the statement, which carries no token.
 		return s.wrapUnknown(c, markErr, commit.status), w, s.pc.Flush()
 	}
-	if !w.stmt.isErr && !w.unwrapped && markErr != nil && outcome.MarkerFailed(uint16(markErr.Code)) == outcome.TxUnknown && !commit.isErr {
+	if !w.stmt.isErr && !w.unwrapped && markErr != nil && markFailure == outcome.TxUnknown && !commit.isErr {
 		// The marker's error may have rolled the statement back: the
 		// COMMIT's OK proves nothing.
 		return s.wrapUnknown(c, markErr, commit.status), w, s.pc.Flush()
@@ -288,7 +290,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	give := w.stmt
 	if !w.stmt.isErr && !w.unwrapped {
 		for i, a := range after[:3] {
-			if a.isErr && (a.code == mysqlproto.ErLockDeadlock || i == 2 && outcome.MarkerFailed(uint16(a.code)) == outcome.TxRolledBack) {
+			if a.isErr && (a.code == mysqlproto.ErLockDeadlock || i == 2 && markFailure == outcome.TxRolledBack) {
 				// A brute-force abort, or the marker's error rolled
 				// the transaction back (1180 wsrep_max_ws_rows, 1206):
 				// the COMMIT had nothing to commit.
@@ -301,7 +303,7 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 		}
 	}
 	switch {
-	case markErr == nil || outcome.MarkerFailed(uint16(markErr.Code)) == outcome.TxRolledBack || markErr.Code == errWsrepNotReady:
+	case markErr == nil || markFailure == outcome.TxRolledBack || markErr.Code == errWsrepNotReady:
 	case markErr.Code == errUnknownSystemVariable:
 		// A server without @@in_transaction: COMMIT markers still work.
 		if !s.p.markers.noWrap.Swap(true) {
