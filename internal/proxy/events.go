@@ -12,6 +12,9 @@ type counters struct {
 	// readRetries: autocommit reads retried on another node after their
 	// node failed before any byte reached the client.
 	readRetries atomic.Int64
+	// wrapRetries: wrapped autocommit writes rolled back by a deadlock or
+	// a brute-force abort and run again (as wsrep_retry_autocommit).
+	wrapRetries atomic.Int64
 	// notReadyRetries: statements a node refused with 1047 (WSREP not
 	// ready) and galeon re-sent elsewhere.
 	notReadyRetries atomic.Int64

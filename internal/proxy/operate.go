@@ -137,6 +137,7 @@ func (p *Proxy) Counters() []Counter {
 	c := &p.counts
 	return []Counter{
 		{"read_retries", c.readRetries.Load(), "Autocommit reads retried on another node after theirs failed before answering."},
+		{"autocommit_write_retries", c.wrapRetries.Load(), "Autocommit writes (wrapped with a commit marker) rolled back by a deadlock or a brute-force abort and run again, as the node's wsrep_retry_autocommit does for a bare one."},
 		{"wsrep_not_ready_retries", c.notReadyRetries.Load(), "Statements a node refused with 1047 (WSREP not ready), re-sent elsewhere."},
 		{"aborted_writer_changed", c.abortedWriterChanged.Load(), "Transactions or statements ended with an error (9002, or 9003 if they may have committed) because the writer role moved."},
 		{"backend_lost", c.backendLost.Load(), "Statements ended with an error (9003, or 9002 if nothing can have committed) because their node's connection broke."},

@@ -82,6 +82,9 @@ func (s *session) runStatement(st *statement) error {
 	s.inLoop, s.committing = true, st.class.Kind == sqlclass.Commit
 	defer func() { s.inLoop, s.committing = false, false }()
 	var rejected []string
+	// aborted: times a wrapped write was rolled back by a deadlock and
+	// run again.
+	aborted := 0
 	// wasInTx: a transaction was open before this statement (replay.go).
 	wasInTx := s.hold.conn != nil && s.hold.kind == holdTx
 	for attempt := 0; ; attempt++ {
@@ -165,7 +168,12 @@ func (s *session) runStatement(st *statement) error {
 			var be *backendErr
 			var cu *commitUncertain
 			var w wrapState
-			if res, w, err = s.forwardWrapped(c, out, response, m); (errors.As(err, &be) || errors.As(err, &cu)) && !res.written && w.settleable() {
+			if res, w, err = s.forwardWrapped(c, out, response, m, aborted < wrapRetries); errors.Is(err, errWrapAborted) {
+				aborted++
+				s.p.counts.wrapRetries.Add(1)
+				s.after(c, st.class, relayResult{})
+				continue
+			} else if (errors.As(err, &be) || errors.As(err, &cu)) && !res.written && w.settleable() {
 				// The writer was lost before the COMMIT's answer: the
 				// cluster says whether the statement committed; if it
 				// did not, it runs again on the new writer.

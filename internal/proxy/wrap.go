@@ -185,7 +185,7 @@ func (w wrapState) settleable() bool {
 
 // forwardWrapped runs a wrapped autocommit write (out, answered as kind)
 // on c and answers the client.
-func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.ResponseKind, m outcome.Marker) (res relayResult, w wrapState, err error) {
+func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.ResponseKind, m outcome.Marker, mayRetry bool) (res relayResult, w wrapState, err error) {
 	s.running.Store(c)
 	defer s.running.Store(nil)
 	s.wrapBuf = s.wrapBuf[:0]
@@ -302,6 +302,14 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 			give = commit
 		}
 	}
+	if mayRetry && give.isErr && give.code == mysqlproto.ErLockDeadlock && !w.unwrapped {
+		// A deadlock or a brute-force abort (a conflicting write-set, a
+		// TOI schema change) rolled the whole write back: nothing
+		// committed. A bare autocommit write is retried by the node
+		// itself (wsrep_retry_autocommit, once by default); inside the
+		// wrap's transaction it is not, so galeon retries it instead.
+		return res, w, errWrapAborted
+	}
 	switch {
 	case markErr == nil || markFailure == outcome.TxRolledBack || markErr.Code == errWsrepNotReady:
 	case markErr.Code == errUnknownSystemVariable:
@@ -334,6 +342,15 @@ func (s *session) forwardWrapped(c *backend.Conn, out []byte, kind mysqlproto.Re
 	}
 	return res, w, s.pc.Flush()
 }
+
+// errWrapAborted says a wrapped autocommit write was rolled back by a
+// deadlock or a brute-force abort, nothing sent to the client: the
+// statement loop runs it again.
+var errWrapAborted = errors.New("wrapped write aborted by a deadlock")
+
+// wrapRetries is how often an aborted wrapped write is run again: as
+// the nodes' default wsrep_retry_autocommit for a bare one.
+const wrapRetries = 1
 
 // wrapUnknown answers a wrapped write whose outcome its answers cannot
 // tell (the marker failed in a way that may have rolled the statement

@@ -79,8 +79,9 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 		return metrics.Sample{Name: name, Help: help, Type: metrics.Counter, Labels: labels, Value: float64(v)}
 	}
 	ms := []metrics.Sample{
-		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c["read_retries"], map[string]string{"cause": "read_node_failed"}),
-		counter("galeon_retries_total", "Statements galeon re-sent to another node so the client saw no error, by cause.", c["wsrep_not_ready_retries"], map[string]string{"cause": "wsrep_not_ready"}),
+		counter("galeon_retries_total", "Statements galeon re-sent (to another node, or again after a deadlock) so the client saw no error, by cause.", c["read_retries"], map[string]string{"cause": "read_node_failed"}),
+		counter("galeon_retries_total", "Statements galeon re-sent (to another node, or again after a deadlock) so the client saw no error, by cause.", c["wsrep_not_ready_retries"], map[string]string{"cause": "wsrep_not_ready"}),
+		counter("galeon_retries_total", "Statements galeon re-sent (to another node, or again after a deadlock) so the client saw no error, by cause.", c["autocommit_write_retries"], map[string]string{"cause": "autocommit_write_aborted"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["aborted_writer_changed"], map[string]string{"cause": "writer_changed"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["backend_lost"], map[string]string{"cause": "backend_lost"}),
 		counter("galeon_aborted_total", "Statements or transactions ended with an error the client must handle, by cause.", c["transactions_replay_failed"], map[string]string{"cause": "replay_failed"}),
