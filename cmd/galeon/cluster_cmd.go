@@ -21,6 +21,8 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
        galeon cluster recover [--force NODE]
        galeon cluster add
        galeon cluster remove NODE
+       galeon cluster ddl [--schema DB] [--method auto|toi|rsu] [--dry-run] "STATEMENT"
+       galeon cluster ddl --resume | --abandon
 
   rolling-restart   restart every node, one at a time, at no cost to clients: each node is
                     drained through every proxy, restarted, and takes traffic again once
@@ -36,6 +38,18 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
                     returns once it is Synced and every proxy routes to it (sandbox)
   remove            take a node out: the writer moves off it first, every proxy drains it
                     and its in-flight work finishes, then it leaves the group cleanly
+  ddl               run one ALTER TABLE, CREATE INDEX or DROP INDEX so that clients notice
+                    as little as possible. galeon probes it on an empty copy of the table
+                    (on the writer, not replicated) and chooses: TOI when MariaDB makes it
+                    as a metadata change only (ALGORITHM=INSTANT); else, when rows
+                    replicate between the old and new table both ways (an index, a
+                    nullable or defaulted column at the end, a rebuild), RSU rolled one
+                    node at a time, each drained through every proxy, readers first, the
+                    writer last after a switchover; else it refuses and says why
+                    (--method toi forces TOI and its cluster-wide write stall). --dry-run
+                    prints the decision only. The operation is recorded in etcd, one at a
+                    time: --resume goes on after an interruption, --abandon forgets it
+                    (sandbox: galeon reaches the nodes with the sandbox's admin account)
   recover           show what the controller says about recovering the cluster and each
                     node's position. With --force NODE: recover from NODE although the
                     controller cannot prove it is the most advanced (a node lost for good,
@@ -51,9 +65,9 @@ A sandbox's nodes are run through the sandbox (--name, the default). With --disc
 // sandbox's (its nodes run through the sandbox), or any cluster's, found
 // through its etcd (its nodes run through their agents).
 func runCluster(ctx context.Context, args []string) error {
-	if len(args) == 0 || !slices.Contains([]string{"rolling-restart", "stop", "start", "recover", "add", "remove"}, args[0]) {
+	if len(args) == 0 || !slices.Contains([]string{"rolling-restart", "stop", "start", "recover", "add", "remove", "ddl"}, args[0]) {
 		fmt.Fprint(os.Stderr, clusterUsage)
-		return errors.New("an action is required: rolling-restart, stop, start, recover, add or remove")
+		return errors.New("an action is required: rolling-restart, stop, start, recover, add, remove or ddl")
 	}
 	action := args[0]
 	fs := flag.NewFlagSet("cluster "+action, flag.ContinueOnError)
@@ -63,6 +77,8 @@ func runCluster(ctx context.Context, args []string) error {
 	options := keyValues{}
 	fs.Var(options, "config", "[mariadbd] option KEY=VALUE to apply with the restart, repeatable (sandbox)")
 	force := fs.String("force", "", "recover: the node to recover the cluster from")
+	var ddl ddlFlags
+	ddl.add(fs)
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -102,6 +118,8 @@ func runCluster(ctx context.Context, args []string) error {
 			lifecycle.ThroughAgents(store, discovery.ActionStop, who, 5*time.Minute)
 	}
 	switch action {
+	case "ddl":
+		return runDDL(ctx, sb, store, pos, ddl, who, progress)
 	case "stop":
 		if err := lifecycle.StopCluster(ctx, store, stop, who, progress); err != nil {
 			return err

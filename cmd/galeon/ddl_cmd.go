@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/lifecycle"
+	"github.com/galeon-db/galeon/internal/sandbox"
+	"github.com/galeon-db/galeon/internal/schemachange"
+)
+
+// ddlFlags are galeon cluster ddl's own flags.
+type ddlFlags struct {
+	schema, method          *string
+	dryRun, resume, abandon *bool
+}
+
+func (f *ddlFlags) add(fs *flag.FlagSet) {
+	f.schema = fs.String("schema", "", "ddl: the database of a statement that names none")
+	f.method = fs.String("method", "auto", "ddl: auto, toi or rsu")
+	f.dryRun = fs.Bool("dry-run", false, "ddl: print the decision, change nothing")
+	f.resume = fs.Bool("resume", false, "ddl: go on with the recorded schema change")
+	f.abandon = fs.Bool("abandon", false, "ddl: forget the recorded schema change (after putting the cluster right by hand)")
+}
+
+// runDDL is galeon cluster ddl.
+func runDDL(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, pos []string, f ddlFlags, who string, progress func(node, msg string)) error {
+	if sb == nil {
+		return errors.New("galeon cluster ddl reaches the nodes' servers with an administrative account; today that is a sandbox's (--name); on other clusters run the change with your tools for now")
+	}
+	sc := lifecycle.SchemaChange{Store: store, By: who, Progress: progress,
+		DB: func(_ context.Context, node string) (*sql.DB, error) { return sb.DB(node) }}
+	start := time.Now()
+	switch {
+	case *f.abandon:
+		op, err := sc.Abandon(ctx)
+		if err != nil {
+			return err
+		}
+		if op == nil {
+			fmt.Println("no operation is recorded")
+			return nil
+		}
+		fmt.Printf("forgot %s %s (%s); changed so far: %v\n", op.Kind, op.ID, op.Statement, op.Done)
+		if op.Current != "" {
+			fmt.Printf("it stopped at %s (%s), which may still be drained: `galeon proxy drain %s --undo` gives it traffic again\n", op.Current, op.Step, op.Current)
+		}
+		return nil
+	case *f.resume:
+		res, err := sc.Resume(ctx)
+		if err != nil {
+			return err
+		}
+		printDDLResult(res)
+		return nil
+	}
+	if len(pos) != 1 {
+		return errors.New(`usage: galeon cluster ddl [--schema DB] [--method auto|toi|rsu] [--dry-run] "STATEMENT" (one statement, quoted)`)
+	}
+	method, err := schemachange.ParseMethod(*f.method)
+	if err != nil {
+		return err
+	}
+	p, err := sc.Prepare(ctx, pos[0], *f.schema, method)
+	if err != nil {
+		return err
+	}
+	printDDLPlan(p)
+	if *f.dryRun || p.Plan.Refused {
+		if p.Plan.Refused {
+			return errors.New("refused: " + p.Plan.Why)
+		}
+		return nil
+	}
+	res, err := sc.Run(ctx, p)
+	if err != nil {
+		return err
+	}
+	printDDLResult(res)
+	fmt.Printf("schema change done in %s\n", time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+func printDDLPlan(p lifecycle.Prepared) {
+	fmt.Printf("statement: %s\n", p.Statement())
+	probe := "not probed"
+	switch {
+	case p.Probe.Instant:
+		probe = "instant (metadata only)"
+	case p.Probe.Ran:
+		probe = "not instant: " + p.Probe.Why
+	case p.Probe.Why != "":
+		probe = p.Probe.Why
+	}
+	fmt.Printf("probe on an empty copy (on %s, not replicated): %s\n", p.Writer, probe)
+	if p.Plan.Refused {
+		fmt.Println("decision: refused")
+	} else {
+		fmt.Printf("decision: %s\n", strings.ToUpper(string(p.Plan.Method)))
+	}
+	fmt.Printf("why: %s\n", p.Plan.Why)
+	for _, u := range p.Plan.Unsafe {
+		fmt.Printf("  not rollable: %s\n", u)
+	}
+}
+
+func printDDLResult(res lifecycle.Result) {
+	nodes := make([]string, 0, len(res.Seconds))
+	for n := range res.Seconds {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	for _, n := range nodes {
+		fmt.Printf("  %-8s %.1fs\n", n, res.Seconds[n])
+	}
+}

@@ -1,0 +1,509 @@
+package lifecycle
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/schemachange"
+	"github.com/galeon-db/galeon/internal/sharedconfig"
+)
+
+// NodeDB returns an administrative connection pool to one node's server.
+type NodeDB func(ctx context.Context, node string) (*sql.DB, error)
+
+// SchemaChange runs a schema change on a cluster so that clients notice
+// as little as possible (see schemachange.Decide): as TOI on the writer
+// when MariaDB makes it as a metadata change only, or rolled one node at a
+// time (RSU) — each node drained through every proxy, changed alone,
+// caught up to Synced, and given traffic again; readers first, the writer
+// last after a switchover. The operation is recorded in etcd (one at a
+// time per cluster) with its progress, so that it can be resumed.
+type SchemaChange struct {
+	Store *discovery.Store
+	DB    NodeDB
+	// By names who runs it (events, the operation record).
+	By       string
+	Progress func(node, msg string)
+	// DrainTimeout bounds the wait for a drained node's in-flight work
+	// (default 10s); SyncTimeout the wait for a changed node to catch up
+	// (default 30m: it applies everything the cluster wrote meanwhile).
+	DrainTimeout, SyncTimeout time.Duration
+}
+
+// Prepared is a change read, probed and decided, ready to run.
+type Prepared struct {
+	Change schemachange.Change
+	Schema string
+	Table  schemachange.Table
+	Probe  schemachange.Probe
+	Plan   schemachange.Plan
+	// Writer is the writer when it was prepared; Before the table's
+	// definition then, After what the probe's copy became.
+	Writer, Before, After string
+}
+
+// Statement is what galeon runs on each node: the change as one ALTER
+// TABLE on the qualified table, with the plan's algorithm (or the one the
+// operator wrote).
+func (p Prepared) Statement() string {
+	algo := p.Plan.Algorithm
+	if algo == "" {
+		algo = p.Change.Algorithm
+	}
+	return p.Change.AlterText(p.Change.QualifiedTable(p.Schema), algo)
+}
+
+// Prepare parses stmt, reads the table on the writer, probes the change on
+// an empty copy there (not replicated) and decides how to run it.
+func (s SchemaChange) Prepare(ctx context.Context, stmt, schema string, asked schemachange.Method) (Prepared, error) {
+	c, err := schemachange.Parse(stmt)
+	if err != nil {
+		return Prepared{}, err
+	}
+	p := Prepared{Change: c, Schema: c.Schema}
+	if p.Schema == "" {
+		p.Schema = schema
+	}
+	if p.Schema == "" {
+		return p, errors.New("the statement names no database: write db.table or give --schema")
+	}
+	u, err := s.Store.ReadDecision(ctx)
+	if err != nil {
+		return p, err
+	}
+	if p.Writer = u.Decision.Writer; p.Writer == "" {
+		return p, errors.New("the cluster has no writer now: a schema change starts from a healthy cluster")
+	}
+	db, err := s.DB(ctx, p.Writer)
+	if err != nil {
+		return p, err
+	}
+	if p.Table, p.Before, err = readTable(ctx, db, p.Schema, c.Table); err != nil {
+		return p, err
+	}
+	if p.Probe, p.After, err = probe(ctx, db, p.Schema, c); err != nil {
+		return p, err
+	}
+	p.Plan = schemachange.Decide(c, p.Table, p.Probe, asked)
+	return p, nil
+}
+
+// readTable reads a table's columns, primary key and definition.
+func readTable(ctx context.Context, db *sql.DB, schema, table string) (schemachange.Table, string, error) {
+	var t schemachange.Table
+	cols := func(q string) ([]string, error) {
+		rows, err := db.QueryContext(ctx, q, schema, table)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		return out, rows.Err()
+	}
+	var err error
+	if t.Columns, err = cols("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION"); err != nil {
+		return t, "", err
+	}
+	if len(t.Columns) == 0 {
+		return t, "", fmt.Errorf("table %s.%s does not exist on the writer", schema, table)
+	}
+	if t.PrimaryKey, err = cols("SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND INDEX_NAME = 'PRIMARY' ORDER BY SEQ_IN_INDEX"); err != nil {
+		return t, "", err
+	}
+	def, err := showCreate(ctx, db, schema, table)
+	return t, def, err
+}
+
+var autoIncrementOption = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
+
+// showCreate returns a table's definition without its AUTO_INCREMENT=
+// counter, which differs between nodes and over time.
+func showCreate(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, schema, table string) (string, error) {
+	var name, def string
+	err := q.QueryRowContext(ctx, "SHOW CREATE TABLE "+quote(schema)+"."+quote(table)).Scan(&name, &def)
+	return autoIncrementOption.ReplaceAllString(def, ""), err
+}
+
+func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// probe runs the change on an empty copy of the table on one node with
+// replication and the binary log off for the session, first with
+// ALGORITHM=INSTANT, then (if the server refuses that) as it would run:
+// the server's own word on whether the change is metadata-only, and a
+// check that the change is valid at all before any node runs it. It
+// returns the copy's definition after the change, under the table's name.
+func probe(ctx context.Context, db *sql.DB, schema string, c schemachange.Change) (schemachange.Probe, string, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return schemachange.Probe{}, "", err
+	}
+	// The session's wsrep_on and sql_log_bin must not go back to the
+	// pool: the connection is closed, not returned.
+	defer conn.Close()
+	defer conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck
+	if _, err := conn.ExecContext(ctx, "SET SESSION wsrep_on = OFF, SESSION sql_log_bin = 0"); err != nil {
+		return schemachange.Probe{}, "", fmt.Errorf("probe: %w", err)
+	}
+	name := fmt.Sprintf("_galeon_probe_%x", time.Now().UnixNano())
+	copyOf := quote(schema) + "." + quote(name)
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE "+copyOf+" LIKE "+c.QualifiedTable(schema)); err != nil {
+		return schemachange.Probe{}, "", fmt.Errorf("probe: copying the table's definition: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+copyOf) //nolint:errcheck
+	p := schemachange.Probe{Ran: true}
+	_, err = conn.ExecContext(ctx, c.AlterText(copyOf, "INSTANT"))
+	if err == nil {
+		p.Instant = true
+	} else {
+		p.Why = err.Error()
+		if _, err := conn.ExecContext(ctx, c.AlterText(copyOf, "")); err != nil {
+			if hasForeignKeyClause(c) {
+				// A copy made with LIKE has no foreign keys: dropping one
+				// cannot be tried there.
+				return schemachange.Probe{Why: "not probed: an empty copy of the table has no foreign keys"}, "", nil
+			}
+			return p, "", fmt.Errorf("the change fails on an empty copy of the table, so it would fail on every node: %w", err)
+		}
+	}
+	after, err := showCreate(ctx, conn, schema, name)
+	if err != nil {
+		return p, "", err
+	}
+	after = strings.Replace(after, quote(name), quote(c.Table), 1)
+	return p, after, nil
+}
+
+func hasForeignKeyClause(c schemachange.Change) bool {
+	return slices.ContainsFunc(c.Clauses, func(cl schemachange.Clause) bool {
+		return cl.Kind == schemachange.DropForeignKey || cl.Kind == schemachange.DropConstraint
+	})
+}
+
+// Result is what running a change did.
+type Result struct {
+	Method schemachange.Method
+	// Seconds per node (RSU), or on the writer for the whole cluster (TOI).
+	Seconds map[string]float64
+	Total   time.Duration
+}
+
+// Run carries out a prepared plan and records it in etcd while it runs.
+func (s SchemaChange) Run(ctx context.Context, p Prepared) (Result, error) {
+	s.defaults()
+	if p.Plan.Refused {
+		return Result{}, errors.New(p.Plan.Why)
+	}
+	if err := healthy(ctx, s.Store); err != nil {
+		return Result{}, err
+	}
+	op := discovery.Operation{
+		ID: fmt.Sprintf("ddl-%d", time.Now().UnixMilli()), Kind: discovery.OperationSchemaChange, By: s.By,
+		Statement: p.Statement(), Schema: p.Schema, Method: string(p.Plan.Method),
+		Before: p.Before, After: p.After, Seconds: map[string]float64{},
+		Started: time.Now().UTC(),
+	}
+	if _, err := s.Store.BeginOperation(ctx, op); err != nil {
+		return Result{}, fmt.Errorf("%w: one operation at a time (galeon cluster ddl --resume or --abandon)", err)
+	}
+	return s.carryOut(ctx, op)
+}
+
+// Resume goes on with the recorded schema change from where it stopped: a
+// node whose table already has the new definition counts as done.
+func (s SchemaChange) Resume(ctx context.Context) (Result, error) {
+	s.defaults()
+	op, err := s.Store.ReadOperation(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if op == nil {
+		return Result{}, errors.New("no operation is recorded: nothing to resume")
+	}
+	if op.Kind != discovery.OperationSchemaChange {
+		return Result{}, fmt.Errorf("the recorded operation is a %s (%s), not a schema change", op.Kind, op.ID)
+	}
+	if err := healthy(ctx, s.Store); err != nil {
+		return Result{}, err
+	}
+	s.Progress("", "resuming "+op.ID+": "+op.Statement)
+	op.Failed = ""
+	return s.carryOut(ctx, *op)
+}
+
+// Abandon removes the recorded operation without running anything more,
+// after an operator has put the cluster right by hand.
+func (s SchemaChange) Abandon(ctx context.Context) (*discovery.Operation, error) {
+	op, err := s.Store.ReadOperation(ctx)
+	if err != nil || op == nil {
+		return nil, err
+	}
+	return op, s.Store.EndOperation(ctx, op.ID)
+}
+
+func (s *SchemaChange) defaults() {
+	if s.DrainTimeout <= 0 {
+		s.DrainTimeout = 10 * time.Second
+	}
+	if s.SyncTimeout <= 0 {
+		s.SyncTimeout = 30 * time.Minute
+	}
+	if s.Progress == nil {
+		s.Progress = func(string, string) {}
+	}
+}
+
+// healthy refuses to start while a node is not Synced (a state transfer,
+// a node down): a roll needs every node, and a donor's desync must not
+// add to it.
+func healthy(ctx context.Context, store *discovery.Store) error {
+	nodes, err := store.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	if len(nodes) == 0 {
+		return errors.New("no node is registered")
+	}
+	for _, n := range nodes {
+		if !n.Synced {
+			return fmt.Errorf("%s is not Synced (%s): a schema change starts from a healthy cluster, not during a state transfer or with a node down", n.Name, n.LocalStateComment)
+		}
+	}
+	return nil
+}
+
+func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Result, error) {
+	start := time.Now()
+	if op.Seconds == nil {
+		op.Seconds = map[string]float64{}
+	}
+	res := Result{Method: schemachange.Method(op.Method), Seconds: op.Seconds}
+	fail := func(err error) (Result, error) {
+		op.Failed, op.Step = err.Error(), "stopped"
+		if uerr := s.Store.UpdateOperation(context.WithoutCancel(ctx), op); uerr != nil {
+			err = fmt.Errorf("%w (and recording that failed: %v)", err, uerr)
+		}
+		return res, err
+	}
+	u, err := s.Store.ReadDecision(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	writer := u.Decision.Writer
+	if writer == "" {
+		return fail(errors.New("the cluster has no writer now"))
+	}
+	if op.Method == string(schemachange.TOI) {
+		op.Current, op.Step = writer, "running as TOI"
+		_ = s.Store.UpdateOperation(ctx, op)
+		s.Progress(writer, "running as TOI on the writer: "+op.Statement)
+		took, err := s.runOn(ctx, writer, "TOI", op)
+		if err != nil {
+			return fail(fmt.Errorf("on the writer %s: %w (TOI: no node changed)", writer, err))
+		}
+		op.Seconds[writer] = took.Seconds()
+		s.Progress(writer, fmt.Sprintf("done in %s on every node (writes to the cluster paused meanwhile)", took.Round(time.Millisecond)))
+		res.Total = time.Since(start)
+		return res, s.Store.EndOperation(ctx, op.ID)
+	}
+	nodes, err := s.Store.Nodes(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	var readers []string
+	for _, n := range nodes {
+		if n.Name != writer {
+			readers = append(readers, n.Name)
+		}
+	}
+	slices.Sort(readers)
+	if len(readers) == 0 {
+		return fail(errors.New("a rolling change needs two nodes or more: with one, run it as TOI (--method toi)"))
+	}
+	op.Order = append(readers, writer)
+	for i, name := range op.Order {
+		if slices.Contains(op.Done, name) {
+			continue
+		}
+		if name == writer {
+			if len(op.Done) == 0 {
+				return fail(errors.New("no changed node to move the writer to"))
+			}
+			op.Current, op.Step = name, "switchover"
+			_ = s.Store.UpdateOperation(ctx, op)
+			if err := switchover(ctx, s.Store, writer, op.Done[0], "schema-change", s.Progress); err != nil {
+				return fail(fmt.Errorf("%s: %w", name, err))
+			}
+		}
+		took, err := s.rollOne(ctx, name, &op)
+		if err != nil {
+			return fail(fmt.Errorf("stopped at %s: %w; changed: %v, still to do: %v (the old and new tables replicate to each other, so the cluster serves as it is); `galeon cluster ddl --resume` goes on", name, err, op.Done, op.Order[i:]))
+		}
+		op.Done = append(op.Done, name)
+		op.Seconds[name] = took.Seconds()
+		op.Current, op.Step = "", ""
+		_ = s.Store.UpdateOperation(ctx, op)
+		if left := len(op.Order) - len(op.Done); left > 0 {
+			s.Progress(name, fmt.Sprintf("changed in %s; %d of %d nodes done, about %s to go", took.Round(time.Second), len(op.Done), len(op.Order), (took*time.Duration(left)).Round(time.Second)))
+		} else {
+			s.Progress(name, fmt.Sprintf("changed in %s; every node done", took.Round(time.Second)))
+		}
+	}
+	res.Total = time.Since(start)
+	return res, s.Store.EndOperation(ctx, op.ID)
+}
+
+// rollOne changes one node alone: drained through every proxy, the
+// statement run with wsrep_OSU_method = RSU (the node desyncs itself and
+// the cluster goes on without waiting for it), caught up to Synced, and
+// given traffic again. A node that already has the new definition (a
+// resume after the change finished there) is only brought back.
+func (s SchemaChange) rollOne(ctx context.Context, name string, op *discovery.Operation) (time.Duration, error) {
+	start := time.Now()
+	op.Current, op.Step = name, "draining"
+	_ = s.Store.UpdateOperation(ctx, *op)
+	if err := drain(ctx, s.Store, name, "schema-change", s.DrainTimeout, s.Progress); err != nil {
+		return 0, err
+	}
+	db, err := s.DB(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	def, err := showCreate(ctx, db, op.Schema, tableOf(op))
+	if err != nil {
+		return 0, fmt.Errorf("reading the table's definition: %w (it stays drained)", err)
+	}
+	switch {
+	case op.After != "" && def == op.After:
+		s.Progress(name, "already has the new definition")
+	case def != op.Before:
+		return 0, fmt.Errorf("its table is neither the old definition nor the new one (changed by hand?); it stays drained:\n%s", def)
+	default:
+		op.Step = "altering (RSU)"
+		_ = s.Store.UpdateOperation(ctx, *op)
+		s.Progress(name, "running the change alone (RSU): "+op.Statement)
+		if _, err := s.runOn(ctx, name, "RSU", *op); err != nil {
+			var refused *errRefused
+			if !errors.As(err, &refused) {
+				return 0, fmt.Errorf("%w: whether the change was made there is read again on --resume (it stays drained)", err)
+			}
+			// The server refused the statement: the table is as it was
+			// (DDL is atomic), so the node serves again.
+			if uerr := sharedconfig.SetDrained(context.WithoutCancel(ctx), s.Store, name, false, "schema-change"); uerr == nil {
+				return 0, fmt.Errorf("%w (unchanged; it takes traffic again)", err)
+			}
+			return 0, fmt.Errorf("%w (it stays drained)", err)
+		}
+		if def, err := showCreate(ctx, db, op.Schema, tableOf(op)); err == nil && op.After == "" {
+			op.After = def
+		}
+	}
+	op.Step = "catching up"
+	_ = s.Store.UpdateOperation(ctx, *op)
+	s.Progress(name, "catching up with the cluster")
+	if err := waitSynced(ctx, s.Store, name, s.SyncTimeout); err != nil {
+		return 0, fmt.Errorf("did not come back Synced: %w (it stays drained)", err)
+	}
+	if err := sharedconfig.SetDrained(ctx, s.Store, name, false, "schema-change"); err != nil {
+		return 0, fmt.Errorf("undrain: %w", err)
+	}
+	s.Progress(name, "Synced; taking traffic again")
+	return time.Since(start), waitOnlineEverywhere(ctx, s.Store, name, 30*time.Second)
+}
+
+func tableOf(op *discovery.Operation) string {
+	c, err := schemachange.Parse(op.Statement)
+	if err != nil {
+		return ""
+	}
+	return c.Table
+}
+
+// runOn runs the operation's statement on node with the given
+// wsrep_OSU_method, reporting the server's own progress (PROCESSLIST's
+// PROGRESS) every few seconds.
+func (s SchemaChange) runOn(ctx context.Context, node, method string, op discovery.Operation) (time.Duration, error) {
+	db, err := s.DB(ctx, node)
+	if err != nil {
+		return 0, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	// wsrep_OSU_method must not go back to the pool.
+	defer conn.Raw(func(any) error { return driver.ErrBadConn }) //nolint:errcheck
+	var id int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		return 0, err
+	}
+	// A metadata lock the statement waits for holds the whole cluster
+	// (TOI) or keeps the node paused (RSU): wait a bounded time, then
+	// fail and say so. A rolled change stays out of the node's binary log:
+	// it would get a GTID no other node has.
+	set := "SET SESSION wsrep_OSU_method = 'TOI', SESSION lock_wait_timeout = 30"
+	if method == "RSU" {
+		set = "SET SESSION wsrep_OSU_method = 'RSU', SESSION lock_wait_timeout = 60, SESSION sql_log_bin = 0"
+	}
+	if _, err := conn.ExecContext(ctx, set); err != nil {
+		return 0, err
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go s.watchProgress(wctx, db, node, id)
+	start := time.Now()
+	_, err = conn.ExecContext(ctx, op.Statement)
+	took := time.Since(start)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		err = &errRefused{me}
+	}
+	return took, err
+}
+
+// errRefused is the server's refusal of the statement (as opposed to a
+// broken connection, after which nobody knows whether it ran).
+type errRefused struct{ e *mysql.MySQLError }
+
+func (e *errRefused) Error() string {
+	return fmt.Sprintf("the server refused it: %d %s", e.e.Number, e.e.Message)
+}
+
+// watchProgress reports the statement's progress every 5 s.
+func (s SchemaChange) watchProgress(ctx context.Context, db *sql.DB, node string, id int64) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var stage, maxStage int
+		var pct float64
+		var state sql.NullString
+		err := db.QueryRowContext(ctx, "SELECT STAGE, MAX_STAGE, PROGRESS, STATE FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&stage, &maxStage, &pct, &state)
+		if err == nil {
+			s.Progress(node, fmt.Sprintf("%.1f%% (stage %d of %d: %s)", pct, stage, max(maxStage, 1), state.String))
+		}
+	}
+}
