@@ -75,7 +75,7 @@ func runDDL(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, po
 	printDDLPlan(p)
 	if *f.dryRun || p.Plan.Refused {
 		if p.Plan.Refused {
-			return errors.New("refused: " + p.Plan.Why)
+			return errors.New("refused, nothing was run (why: above)")
 		}
 		return nil
 	}
@@ -84,7 +84,7 @@ func runDDL(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, po
 		return err
 	}
 	printDDLResult(res)
-	fmt.Printf("schema change done in %s\n", time.Since(start).Round(100*time.Millisecond))
+	fmt.Printf("schema change done in %s\n", time.Since(start).Round(10*time.Millisecond))
 	return nil
 }
 

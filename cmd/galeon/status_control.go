@@ -62,7 +62,9 @@ type controlPlane struct {
 	Proxies    []discovery.ProxyFacts    `json:"proxies"`
 	// Transfers are the state transfers in progress (joiners).
 	Transfers []transfer.Progress `json:"transfers,omitempty"`
-	Error     string              `json:"error,omitempty"`
+	// Operation is the operator's operation in progress (a schema change).
+	Operation *discovery.Operation `json:"operation,omitempty"`
+	Error     string               `json:"error,omitempty"`
 }
 
 func (c *controlView) read(ctx context.Context) *controlPlane {
@@ -85,6 +87,7 @@ func (c *controlView) read(ctx context.Context) *controlPlane {
 	cp.Nodes, _ = c.store.Nodes(ctx)
 	cp.Proxies, _ = c.store.Proxies(ctx)
 	cp.Transfers = transfer.Estimate(cp.Nodes)
+	cp.Operation, _ = c.store.ReadOperation(ctx)
 	return cp
 }
 
@@ -121,6 +124,15 @@ func (cp *controlPlane) text() string {
 			if t.Node == n.Name {
 				fmt.Fprintf(&b, "        receiving %s\n", t)
 			}
+		}
+	}
+	if op := cp.Operation; op != nil {
+		fmt.Fprintf(&b, "  operation %s %s (%s) by %s since %s: %s\n", op.Kind, op.ID, op.Method, op.By, op.Started.Format("15:04:05"), op.Statement)
+		switch {
+		case op.Failed != "":
+			fmt.Fprintf(&b, "        STOPPED at %s: %s (galeon cluster ddl --resume | --abandon)\n", orDash(op.Current), op.Failed)
+		case op.Current != "":
+			fmt.Fprintf(&b, "        %s: %s; %d of %d nodes done\n", op.Current, op.Step, len(op.Done), len(op.Order))
 		}
 	}
 	for _, p := range cp.Proxies {

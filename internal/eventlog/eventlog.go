@@ -42,6 +42,7 @@ const (
 	Recovery     = "recovery"    // the controller recovering a cluster that lost every node
 	HomeSite     = "home_site"   // proxy.site = auto found the site the proxy runs in
 	Commit       = "commit"      // a COMMIT lost with the writer, settled or not
+	Operation    = "operation"   // an operator's cluster operation (a schema change): its start, steps and end
 )
 
 // maxEvents bounds each kind's share of the event log: a flapping node

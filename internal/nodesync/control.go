@@ -57,6 +57,7 @@ func Run(ctx context.Context, store *discovery.Store, p *proxy.Proxy, opts Optio
 		func() { Follow(ctx, store, p) },
 		func() { followDecisions(ctx, store, p) },
 		func() { followPeers(ctx, store, p, opts.Name) },
+		func() { followOperation(ctx, store, p) },
 		func() { probe(ctx, store, p, opts.Probe) },
 		func() { publishRecord(ctx, store, p, opts, log) },
 		func() {
@@ -189,5 +190,19 @@ func followPeers(ctx context.Context, store *discovery.Store, p *proxy.Proxy, na
 				Applied: f.Applied, Switching: f.Switching, Degraded: f.Degraded, Online: f.Online, UpdatedAt: f.UpdatedAt})
 		}
 		p.SetPeers(peers, leader, name)
+	}
+}
+
+// followOperation keeps the proxy's copy of the operator's operation in
+// progress (a schema change), for its admin table, metrics and events.
+func followOperation(ctx context.Context, store *discovery.Store, p *proxy.Proxy) {
+	for op := range store.WatchOperation(ctx) {
+		if op == nil {
+			p.SetOperation(nil)
+			continue
+		}
+		p.SetOperation(&proxy.Operation{ID: op.ID, Kind: op.Kind, By: op.By, Statement: op.Statement, Method: op.Method,
+			Current: op.Current, Step: op.Step, Failed: op.Failed, Done: len(op.Done), Total: len(op.Order),
+			Started: op.Started, Updated: op.Updated})
 	}
 }

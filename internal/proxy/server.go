@@ -47,6 +47,8 @@ type Proxy struct {
 	discoverySeen atomic.Bool
 	// transfers are the state transfers in progress (SetStateTransfers).
 	transfers atomic.Pointer[[]StateTransfer]
+	// operation is the operator's operation in progress (SetOperation).
+	operation atomic.Pointer[Operation]
 
 	galera   *galeraState
 	deciding deciding

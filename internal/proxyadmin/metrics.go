@@ -101,6 +101,18 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 		counter("galeon_paused_writes_total", "Statements that waited for a writer.", total, nil),
 		metrics.Sample{Name: "galeon_paused_writes_seconds_total", Help: "Time statements spent waiting for a writer, summed.", Type: metrics.Counter, Value: waited.Seconds()},
 		counter("galeon_paused_writes_rejected_total", "Statements refused with 9001 because proxy.max_paused_writes statements already waited.", rejected, nil))
+	if op := p.Operation(); op != nil {
+		labels := map[string]string{"kind": op.Kind, "method": op.Method}
+		failed := 0.0
+		if op.Failed != "" {
+			failed = 1
+		}
+		ms = append(ms,
+			metrics.Sample{Name: "galeon_operation_running", Help: "1 while an operator's cluster operation (a schema change) is recorded.", Type: metrics.Gauge, Labels: labels, Value: 1},
+			metrics.Sample{Name: "galeon_operation_failed", Help: "1 when the recorded operation stopped and waits for --resume or --abandon.", Type: metrics.Gauge, Labels: labels, Value: failed},
+			metrics.Sample{Name: "galeon_operation_nodes_done", Help: "Nodes the recorded operation has finished.", Type: metrics.Gauge, Labels: labels, Value: float64(op.Done)},
+			metrics.Sample{Name: "galeon_operation_nodes_total", Help: "Nodes the recorded operation handles.", Type: metrics.Gauge, Labels: labels, Value: float64(op.Total)})
+	}
 	gauge := func(name, help string, node string, v float64) metrics.Sample {
 		return metrics.Sample{Name: name, Help: help, Type: metrics.Gauge, Labels: map[string]string{"server": node}, Value: v}
 	}

@@ -26,7 +26,7 @@ import (
 // writer weights, default hostgroups, query rules).
 func Tables(p *proxy.Proxy) []admin.Table {
 	return []admin.Table{servers(p), writer(p), users(p), rules(p), pool(p), digests(p),
-		checks(p), events(p), counters(p), proxies(p), stateTransfers(p)}
+		checks(p), events(p), counters(p), proxies(p), stateTransfers(p), operations(p)}
 }
 
 func servers(p *proxy.Proxy) admin.Table {
@@ -438,6 +438,25 @@ func proxies(p *proxy.Proxy) admin.Table {
 				r.PublishedWriter, int64(r.PublishedEpoch), boolInt(r.Agrees), boolInt(r.Degraded), strings.Join(r.Online, ","), r.UpdatedAt.Format(time.RFC3339Nano)})
 		}
 		return out
+	}}
+}
+
+// operations shows the operator's cluster operation in progress (a
+// schema change), as the control plane records it: none, or one row.
+func operations(p *proxy.Proxy) admin.Table {
+	cols := []admin.Column{
+		{Name: "id", Kind: admin.Text}, {Name: "kind", Kind: admin.Text}, {Name: "method", Kind: admin.Text},
+		{Name: "statement", Kind: admin.Text}, {Name: "node", Kind: admin.Text}, {Name: "step", Kind: admin.Text},
+		{Name: "nodes_done", Kind: admin.Int}, {Name: "nodes_total", Kind: admin.Int}, {Name: "failed", Kind: admin.Text},
+		{Name: "by", Kind: admin.Text}, {Name: "started_at", Kind: admin.Text}, {Name: "updated_at", Kind: admin.Text},
+	}
+	return admin.Table{Name: "operations", Columns: cols, Rows: func() [][]any {
+		op := p.Operation()
+		if op == nil {
+			return nil
+		}
+		return [][]any{{op.ID, op.Kind, op.Method, op.Statement, op.Current, op.Step, int64(op.Done), int64(op.Total), op.Failed,
+			op.By, op.Started.Format(time.RFC3339), op.Updated.Format(time.RFC3339Nano)}}
 	}}
 }
 

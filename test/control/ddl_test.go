@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/schemachange"
@@ -161,6 +162,16 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	if op, err := store.ReadOperation(ctx); err != nil || op == nil || op.Failed == "" || op.Current != killed {
 		t.Fatalf("operation recorded after the kill: %+v %v, want it failed at %s", op, err, killed)
 	}
+	// Every proxy shows the stopped operation (admin table operations,
+	// /metrics, events).
+	waitFor(t, 10*time.Second, "every proxy shows the stopped operation", func() bool {
+		for _, m := range ms {
+			if op := m.p.Operation(); op == nil || op.Failed == "" || op.Current != killed {
+				return false
+			}
+		}
+		return true
+	})
 	if err := sb.StartNode(ctx, killed); err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +253,31 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	}
 	if op, err := store.ReadOperation(ctx); err != nil || op != nil {
 		t.Errorf("operation left recorded: %+v %v", op, err)
+	}
+	waitFor(t, 10*time.Second, "no proxy shows an operation", func() bool {
+		for _, m := range ms {
+			if m.p.Operation() != nil {
+				return false
+			}
+		}
+		return true
+	})
+	for _, m := range ms {
+		var steps, ended int
+		for _, e := range m.p.Events() {
+			if e.Kind == eventlog.Operation {
+				steps++
+				if strings.Contains(e.Detail, "ended") {
+					ended++
+				}
+			}
+		}
+		// Four rolled changes (one stopped, then resumed: one
+		// operation) last long enough to be seen start to end; a TOI
+		// change of a few ms may be seen only as gone.
+		if ended < 4 || steps < 4*3 {
+			t.Errorf("%s recorded %d operation events, %d of them ends; want an end for each rolled change and each node's steps", m.name, steps, ended)
+		}
 	}
 
 	// One operation at a time.

@@ -1,0 +1,43 @@
+package proxy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/eventlog"
+)
+
+// Operation is the cluster-wide operation an operator runs (a schema
+// change), as the control plane records it: the admin table operations,
+// /metrics and the events show it on every proxy.
+type Operation struct {
+	ID, Kind, By, Statement, Method string
+	// Current is the node in hand and Step what happens to it; Done of
+	// Total nodes are finished. Failed says why it stopped.
+	Current, Step, Failed string
+	Done, Total           int
+	Started, Updated      time.Time
+}
+
+// SetOperation replaces the recorded operation (nil: none) and records
+// its steps as events.
+func (p *Proxy) SetOperation(op *Operation) {
+	prev := p.operation.Swap(op)
+	switch {
+	case op == nil && prev != nil:
+		p.events.Add(eventlog.Operation, "", fmt.Sprintf("%s %s ended (%d of %d nodes done)", prev.Kind, prev.ID, prev.Done, prev.Total))
+	case op == nil:
+	case prev == nil || prev.ID != op.ID:
+		p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s by %s (%s): %s", op.Kind, op.ID, op.By, op.Method, op.Statement))
+		fallthrough
+	default:
+		if op.Failed != "" && (prev == nil || prev.Failed != op.Failed) {
+			p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s stopped: %s", op.Kind, op.ID, op.Failed))
+		} else if op.Step != "" && (prev == nil || prev.ID != op.ID || prev.Current != op.Current || prev.Step != op.Step) {
+			p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s: %s %s (%d of %d nodes done)", op.Kind, op.ID, op.Current, op.Step, op.Done, op.Total))
+		}
+	}
+}
+
+// Operation is the recorded operation, or nil.
+func (p *Proxy) Operation() *Operation { return p.operation.Load() }
