@@ -23,6 +23,7 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
        galeon cluster remove NODE
        galeon cluster ddl [--schema DB] [--method auto|toi|rsu] [--dry-run] "STATEMENT"
        galeon cluster ddl --resume | --abandon
+       galeon cluster backup [--dir DIR]
 
   rolling-restart   restart every node, one at a time, at no cost to clients: each node is
                     drained through every proxy, restarted, and takes traffic again once
@@ -50,6 +51,14 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
                     prints the decision only. The operation is recorded in etcd, one at a
                     time: --resume goes on after an interruption, --abandon forgets it
                     (sandbox: galeon reaches the nodes with the sandbox's admin account)
+  backup            a full physical backup (mariabackup) at no cost to clients: from a Synced
+                    node that is not the writer (the most advanced), drained through every
+                    proxy and desynchronised while it copies (flow control never stalls the
+                    writer), then resynchronised and given traffic again; the copy is
+                    prepared, checked, and described in galeon-backup.json (node, Galera
+                    position uuid:seqno, GTID, size, times). --dir (default
+                    /var/tmp/galeon-backups/NAME) gets one directory per backup.
+                    galeon sandbox up --from-backup DIR starts a new cluster from it (sandbox)
   recover           show what the controller says about recovering the cluster and each
                     node's position. With --force NODE: recover from NODE although the
                     controller cannot prove it is the most advanced (a node lost for good,
@@ -65,9 +74,9 @@ A sandbox's nodes are run through the sandbox (--name, the default). With --disc
 // sandbox's (its nodes run through the sandbox), or any cluster's, found
 // through its etcd (its nodes run through their agents).
 func runCluster(ctx context.Context, args []string) error {
-	if len(args) == 0 || !slices.Contains([]string{"rolling-restart", "stop", "start", "recover", "add", "remove", "ddl"}, args[0]) {
+	if len(args) == 0 || !slices.Contains([]string{"rolling-restart", "stop", "start", "recover", "add", "remove", "ddl", "backup"}, args[0]) {
 		fmt.Fprint(os.Stderr, clusterUsage)
-		return errors.New("an action is required: rolling-restart, stop, start, recover, add, remove or ddl")
+		return errors.New("an action is required: rolling-restart, stop, start, recover, add, remove, ddl or backup")
 	}
 	action := args[0]
 	fs := flag.NewFlagSet("cluster "+action, flag.ContinueOnError)
@@ -79,6 +88,7 @@ func runCluster(ctx context.Context, args []string) error {
 	force := fs.String("force", "", "recover: the node to recover the cluster from")
 	var ddl ddlFlags
 	ddl.add(fs)
+	backupDir := fs.String("dir", "", "backup: the directory that gets one directory per backup (default /var/tmp/galeon-backups/NAME)")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return err
@@ -120,6 +130,8 @@ func runCluster(ctx context.Context, args []string) error {
 	switch action {
 	case "ddl":
 		return runDDL(ctx, sb, store, pos, ddl, who, progress)
+	case "backup":
+		return runBackup(ctx, sb, store, *backupDir, who, progress)
 	case "stop":
 		if err := lifecycle.StopCluster(ctx, store, stop, who, progress); err != nil {
 			return err

@@ -121,3 +121,31 @@ func printDDLResult(res lifecycle.Result) {
 		fmt.Printf("  %-8s %.1fs\n", n, res.Seconds[n])
 	}
 }
+
+// runBackup is galeon cluster backup.
+func runBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, dir, who string, progress func(node, msg string)) error {
+	if sb == nil {
+		return errors.New("galeon cluster backup runs mariabackup beside the node; today that is a sandbox's (--name)")
+	}
+	if dir == "" {
+		dir = "/var/tmp/galeon-backups/" + sb.Name
+	}
+	b := lifecycle.Backup{Store: store, By: who, Progress: progress,
+		DB: func(_ context.Context, node string) (*sql.DB, error) { return sb.DB(node) },
+		Source: func(node string) (lifecycle.BackupSource, error) {
+			args, data, err := sb.BackupArgs(node)
+			return lifecycle.BackupSource{Args: args, DataDir: data}, err
+		}}
+	start := time.Now()
+	path, info, err := b.Run(ctx, dir)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("backup of %s in %s: %.1f MiB, Galera position %s:%d", info.Node, path, float64(info.Bytes)/(1<<20), info.UUID, info.Seqno)
+	if info.GTID != "" {
+		fmt.Printf(", GTID %s", info.GTID)
+	}
+	fmt.Printf("\ncopy %.1fs, prepare %.1fs, in all %s; start a cluster from it: galeon sandbox up --name NEW --base-port P --from-backup %s\n",
+		info.CopySeconds, info.PrepareSeconds, time.Since(start).Round(100*time.Millisecond), path)
+	return nil
+}

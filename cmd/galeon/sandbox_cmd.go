@@ -193,6 +193,7 @@ type upFlags struct {
 	tls              bool
 	wanRTT           time.Duration
 	discovery        string
+	fromBackup       string
 }
 
 func (o *upFlags) define(fs *flag.FlagSet) {
@@ -207,6 +208,7 @@ func (o *upFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.wan, "wan", false, "apply the WAN profile (galera.WANProfile timeouts and windows) to the nodes' provider options")
 	fs.DurationVar(&o.wanRTT, "wan-rtt", 0, "round trip `D` between every two sites (an NFQUEUE delay in each site)")
 	fs.BoolVar(&o.oneSegment, "one-segment", false, "every site in gmcast.segment 0, as without segments")
+	fs.StringVar(&o.fromBackup, "from-backup", "", "start the cluster from a prepared backup `DIR` (galeon cluster backup): the first node gets its files and Galera position, the others join by state transfer; the sandbox's accounts get new passwords")
 	fs.BoolVar(&o.tls, "tls", false, "every node serves TLS to clients, with a CA and a certificate (for 127.0.0.1 and localhost) made for the sandbox in DIR/NAME/tls")
 	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500; with sites, on the sites' bridge, etcd://172.30.K.1:P+500, which proxies inside the sites reach)")
 }
@@ -239,7 +241,7 @@ func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
 	}
 	sb, err := sandbox.Up(ctx, sandbox.Options{Name: c.name, Nodes: o.nodes, BasePort: o.basePort, Dir: c.dir,
 		SSTMethod: o.sstMethod, ProviderOptions: o.provider, ServerOptions: o.server, Discovery: disc, Sites: sites,
-		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, TLS: o.tls, Control: c.ctl})
+		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, TLS: o.tls, FromBackup: o.fromBackup, Control: c.ctl})
 	if err != nil {
 		return err
 	}

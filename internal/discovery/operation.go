@@ -44,6 +44,7 @@ type Operation struct {
 // Operation kinds.
 const (
 	OperationSchemaChange = "schema-change"
+	OperationBackup       = "backup"
 )
 
 // Operation is the key of the cluster's operation in progress.

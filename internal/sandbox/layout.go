@@ -192,3 +192,14 @@ func loadState(dir string) (*State, error) {
 
 // DirFor is the default directory of the sandbox called name.
 func DirFor(name string) string { return filepath.Join(DefaultRoot, name) }
+
+// BackupArgs are mariabackup's arguments to copy node name (its my.cnf
+// first, its socket, root by unix_socket) and its data directory.
+func (s *State) BackupArgs(name string) ([]string, string, error) {
+	for _, n := range s.Nodes {
+		if n.Name == name {
+			return []string{"--defaults-file=" + s.cnfPath(n), "--socket=" + s.socket(n), "--user=root"}, s.dataDir(n), nil
+		}
+	}
+	return nil, "", fmt.Errorf("no node %q in sandbox %s", name, s.Name)
+}

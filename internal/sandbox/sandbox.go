@@ -51,6 +51,10 @@ type Options struct {
 	// without segments is: every writeset then crosses the WAN to every
 	// remote node, not once per site (to measure what segments save).
 	OneSegment bool
+	// FromBackup starts the cluster from a prepared mariabackup copy
+	// (galeon cluster backup): the first node gets its files and Galera
+	// position and bootstraps, the others join by state transfer.
+	FromBackup string
 	Control
 }
 
@@ -87,6 +91,8 @@ type Sandbox struct {
 	// crashed node starts from its real position (and can join by IST,
 	// or bootstrap without losing the cluster's history).
 	recovered map[string]GraState
+	// fromBackup is Options.FromBackup while the sandbox is created.
+	fromBackup string
 }
 
 func (o *Options) setDefaults() {
@@ -165,8 +171,9 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 			ProviderOptions: providerOptions(opts), ServerOptions: opts.ServerOptions, TLS: opts.TLS, WANRTT: opts.WANRTT.String(),
 			Discovery: opts.Discovery, Credentials: newCredentials(),
 		},
-		ctl: opts.Control,
-		dbs: map[string]*sql.DB{},
+		ctl:        opts.Control,
+		dbs:        map[string]*sql.DB{},
+		fromBackup: opts.FromBackup,
 	}
 	if opts.Sites != "" {
 		if err := sb.planSites(opts.Sites, opts.OneSegment); err != nil {
@@ -222,7 +229,11 @@ func (sb *Sandbox) create(ctx context.Context) error {
 		}
 	}
 	first := sb.Nodes[0]
-	if err := sb.installDB(ctx, first); err != nil {
+	if sb.fromBackup != "" {
+		if err := sb.restoreInto(ctx, first); err != nil {
+			return err
+		}
+	} else if err := sb.installDB(ctx, first); err != nil {
 		return err
 	}
 	if err := sb.startAndWait(ctx, first, true); err != nil {

@@ -334,7 +334,8 @@ func (sb *Sandbox) installDB(ctx context.Context, n Node) error {
 }
 
 // createUsers creates the sandbox accounts on the bootstrap node; Galera
-// replicates them. Accounts exist for '%', 'localhost' and '127.0.0.1'
+// replicates them. OR REPLACE: a cluster started from a backup has the
+// source's accounts, with the source's passwords. Accounts exist for '%', 'localhost' and '127.0.0.1'
 // and the anonymous accounts are dropped: an anonymous ”@'localhost'
 // would otherwise shadow 'app'@'%' for local clients (FIELD-NOTES.md).
 func (sb *Sandbox) createUsers(ctx context.Context, n Node) error {
@@ -346,12 +347,12 @@ func (sb *Sandbox) createUsers(ctx context.Context, n Node) error {
 		fmt.Fprintf(&q, "DROP USER IF EXISTS ''@'%s'; ", h)
 	}
 	for _, h := range hosts {
-		fmt.Fprintf(&q, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s'; GRANT ALL ON *.* TO '%s'@'%s' WITH GRANT OPTION; ", c.AdminUser, h, c.AdminPassword, c.AdminUser, h)
-		fmt.Fprintf(&q, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s'; GRANT ALL ON `app`.* TO '%s'@'%s'; GRANT ALL ON `sbtest`.* TO '%s'@'%s'; ", c.AppUser, h, c.AppPassword, c.AppUser, h, c.AppUser, h)
+		fmt.Fprintf(&q, "CREATE OR REPLACE USER '%s'@'%s' IDENTIFIED BY '%s'; GRANT ALL ON *.* TO '%s'@'%s' WITH GRANT OPTION; ", c.AdminUser, h, c.AdminPassword, c.AdminUser, h)
+		fmt.Fprintf(&q, "CREATE OR REPLACE USER '%s'@'%s' IDENTIFIED BY '%s'; GRANT ALL ON `app`.* TO '%s'@'%s'; GRANT ALL ON `sbtest`.* TO '%s'@'%s'; ", c.AppUser, h, c.AppPassword, c.AppUser, h, c.AppUser, h)
 		// SHOW GLOBAL STATUS/VARIABLES need no privilege on MariaDB.
-		fmt.Fprintf(&q, "CREATE USER '%s'@'%s' IDENTIFIED BY '%s'; ", c.MonitorUser, h, c.MonitorPassword)
+		fmt.Fprintf(&q, "CREATE OR REPLACE USER '%s'@'%s' IDENTIFIED BY '%s'; ", c.MonitorUser, h, c.MonitorPassword)
 	}
-	fmt.Fprintf(&q, "CREATE USER '%s'@'localhost' IDENTIFIED BY '%s'; GRANT RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR ON *.* TO '%s'@'localhost'; ", c.SSTUser, c.SSTPassword, c.SSTUser)
+	fmt.Fprintf(&q, "CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY '%s'; GRANT RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR ON *.* TO '%s'@'localhost'; ", c.SSTUser, c.SSTPassword, c.SSTUser)
 	q.WriteString("CREATE DATABASE IF NOT EXISTS app; CREATE DATABASE IF NOT EXISTS sbtest; ")
 	// The proxies' commit markers (package outcome), writable by the
 	// application account.

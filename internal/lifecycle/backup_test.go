@@ -1,0 +1,33 @@
+package lifecycle
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+)
+
+func TestChooseBackupNode(t *testing.T) {
+	n := func(name string, synced bool, committed int64) discovery.NodeFacts {
+		return discovery.NodeFacts{Name: name, Synced: synced, LastCommitted: committed}
+	}
+	for _, tc := range []struct {
+		name   string
+		nodes  []discovery.NodeFacts
+		writer string
+		want   string
+		err    string
+	}{
+		{"never the writer", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 80)}, "node1", "node2", ""},
+		{"the most advanced", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 80), n("node3", true, 85)}, "node1", "node3", ""},
+		{"then by name", []discovery.NodeFacts{n("node3", true, 80), n("node2", true, 80), n("node1", true, 90)}, "node1", "node2", ""},
+		{"not a donor or joiner", []discovery.NodeFacts{n("node1", true, 90), n("node2", false, 95), n("node3", true, 70)}, "node1", "node3", ""},
+		{"only the writer", []discovery.NodeFacts{n("node1", true, 90), n("node2", false, 80)}, "node1", "", "no Synced node other than the writer (node1)"},
+		{"no writer", []discovery.NodeFacts{n("node1", true, 90)}, "", "node1", ""},
+	} {
+		got, err := ChooseBackupNode(tc.nodes, tc.writer)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %q %v, want %q %q", tc.name, got, err, tc.want, tc.err)
+		}
+	}
+}
