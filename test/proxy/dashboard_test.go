@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/galeon-db/galeon/internal/proxy"
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
@@ -241,6 +242,18 @@ func browse(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 	click(reader, "Undrain")
 	waitPage(reader+" back in service", func(p pageState) bool { return p.card(reader).has("Drain") && p.card(reader).Class == "card ok" })
 
+	// An operator's operation (a schema change) shows with its progress
+	// while it is recorded, and goes with it. This proxy has no control
+	// plane: the record is set as nodesync would.
+	pt.p.SetOperation(&proxy.Operation{ID: "ddl-1", Kind: "schema-change", Method: "rsu", Statement: "ALTER TABLE `app`.`t` ADD INDEX k (a)",
+		Current: reader, Step: "altering (RSU)", Done: 1, Total: 3, Started: time.Now()})
+	waitPage("the schema change in progress", func(p pageState) bool {
+		return strings.Contains(p.Operation, "ADD INDEX k") && strings.Contains(p.Operation, "1 of 3 nodes · "+reader+": altering (RSU)")
+	})
+	shot("dashboard-operation.png")
+	pt.p.SetOperation(nil)
+	waitPage("the schema change gone", func(p pageState) bool { return p.Operation == "" })
+
 	// The writer's mariadbd dies: its card turns red and another node
 	// takes the role, on the page.
 	if err := sb.Kill(writer); err != nil {
@@ -274,6 +287,7 @@ type pageState struct {
 	WriterCards int         `json:"writerCards"`
 	Events      []string    `json:"events"`
 	Cards       []cardState `json:"cards"`
+	Operation   string      `json:"operation"`
 }
 
 type cardState struct {
@@ -300,6 +314,7 @@ const pageStateJS = `(() => ({
 	charts: document.querySelectorAll('.uplot').length,
 	writerCards: document.querySelectorAll('#nodes .role.writer').length,
 	events: [...document.querySelectorAll('#events tr')].map(r => r.className),
+	operation: document.getElementById('operation').hidden ? '' : document.getElementById('operation').textContent,
 	cards: [...document.querySelectorAll('#nodes .card')].map(c => ({
 		name: c.querySelector('.name').textContent,
 		class: c.className,

@@ -148,6 +148,20 @@ function drawTransfers(transfers) {
   }
 }
 
+function drawOperations(ops) {
+  const box = document.getElementById("operation");
+  box.textContent = "";
+  box.hidden = ops.length === 0;
+  for (const o of ops) {
+    const done = num(o.nodes_done), total = num(o.nodes_total);
+    box.append(el("div", { class: "transfer" + (o.failed ? " stopped" : "") },
+      el("span", { class: "arrow" }, o.kind + " (" + o.method + ")"), " " + o.statement + " ",
+      total ? el("progress", { max: String(total), value: String(done || 0) }) : null,
+      " " + (done || 0) + " of " + (total || "?") + " nodes" + (o.node ? " · " + o.node + ": " + o.step : ""),
+      o.failed ? el("div", {}, "stopped: " + o.failed + " — galeon cluster ddl --resume | --abandon") : null));
+  }
+}
+
 function drawProxies(proxies) {
   const sec = document.getElementById("proxies-section");
   sec.hidden = proxies.length === 0;
@@ -215,14 +229,15 @@ async function act(action, node) {
 
 async function poll() {
   try {
-    const [servers, writerRows, checks, pool, events, proxies, transfers] = await Promise.all(
-      ["servers", "writer", "galera_checks", "stats_connection_pool", "events", "proxies", "state_transfers"].map(table));
+    const [servers, writerRows, checks, pool, events, proxies, transfers, operations] = await Promise.all(
+      ["servers", "writer", "galera_checks", "stats_connection_pool", "events", "proxies", "state_transfers", "operations"].map(table));
     const writer = writerRows[0];
     document.getElementById("writer").textContent = writer && writer.node
       ? "writer: " + writer.node + " · epoch " + writer.epoch + (writer.pending ? " · moving to " + writer.pending : "")
       : "writer: none — writes fail";
     drawNodes(servers, checks, pool, writer);
     drawTransfers(transfers);
+    drawOperations(operations);
     drawProxies(proxies);
     drawEvents(events);
 
