@@ -24,6 +24,7 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
        galeon cluster ddl [--schema DB] [--method auto|toi|rsu] [--dry-run] "STATEMENT"
        galeon cluster ddl --resume | --abandon
        galeon cluster backup [--dir DIR]
+       galeon cluster restore --from-backup DIR --name NEW [--base-port P] [--nodes N]
 
   rolling-restart   restart every node, one at a time, at no cost to clients: each node is
                     drained through every proxy, restarted, and takes traffic again once
@@ -59,6 +60,9 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
                     position uuid:seqno, GTID, size, times). --dir (default
                     /var/tmp/galeon-backups/NAME) gets one directory per backup.
                     galeon sandbox up --from-backup DIR starts a new cluster from it (sandbox)
+  restore           start a new cluster from a backup: the first node gets its files and
+                    Galera position and bootstraps, the others join by state transfer
+                    (the same as galeon sandbox up --from-backup DIR; a sandbox for now)
   recover           show what the controller says about recovering the cluster and each
                     node's position. With --force NODE: recover from NODE although the
                     controller cannot prove it is the most advanced (a node lost for good,
@@ -74,6 +78,11 @@ A sandbox's nodes are run through the sandbox (--name, the default). With --disc
 // sandbox's (its nodes run through the sandbox), or any cluster's, found
 // through its etcd (its nodes run through their agents).
 func runCluster(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "restore" {
+		// A new cluster from a backup: today a sandbox's, as sandbox up
+		// --from-backup makes it (--name NEW, --base-port P, --nodes N).
+		return runSandbox(ctx, append([]string{"up"}, args[1:]...))
+	}
 	if len(args) == 0 || !slices.Contains([]string{"rolling-restart", "stop", "start", "recover", "add", "remove", "ddl", "backup"}, args[0]) {
 		fmt.Fprint(os.Stderr, clusterUsage)
 		return errors.New("an action is required: rolling-restart, stop, start, recover, add, remove, ddl or backup")

@@ -26,7 +26,7 @@ func commands() []command {
 		{"status", "live wsrep view of a Galera cluster, one line per node per interval", runStatus},
 		{"agent", "node agent: registers a Galera node in etcd, clustercheck endpoint for HAProxy", runAgent},
 		{"plan", "predict which node, site or link failure stops writes in a multi-site layout, and what to change", runPlan},
-		{"cluster", "manage a running cluster through its control plane (rolling-restart, stop, start, recover)", runCluster},
+		{"cluster", "manage a running cluster through its control plane (rolling-restart, stop, start, recover, add, remove, ddl, backup, restore)", runCluster},
 		{"discovery", "the control plane's etcd members: list, add, remove, replace (member ACTION)", runDiscovery},
 		{"version", "print the galeon version", func(context.Context, []string) error {
 			fmt.Println("galeon", version)
