@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,8 +34,9 @@ func runDDL(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, po
 	if sb == nil {
 		return errors.New("galeon cluster ddl reaches the nodes' servers with an administrative account; today that is a sandbox's (--name); on other clusters run the change with your tools for now")
 	}
-	sc := lifecycle.SchemaChange{Store: store, By: who, Progress: progress,
-		DB: func(_ context.Context, node string) (*sql.DB, error) { return sb.DB(node) }}
+	nodeDB, closeAll := lifecycle.CachedNodeDB(sb.LongAdminDB)
+	defer closeAll()
+	sc := lifecycle.SchemaChange{Store: store, By: who, Progress: progress, DB: nodeDB}
 	start := time.Now()
 	switch {
 	case *f.abandon:
@@ -130,8 +130,9 @@ func runBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store,
 	if dir == "" {
 		dir = "/var/tmp/galeon-backups/" + sb.Name
 	}
-	b := lifecycle.Backup{Store: store, By: who, Progress: progress,
-		DB: func(_ context.Context, node string) (*sql.DB, error) { return sb.DB(node) },
+	nodeDB, closeAll := lifecycle.CachedNodeDB(sb.LongAdminDB)
+	defer closeAll()
+	b := lifecycle.Backup{Store: store, By: who, Progress: progress, DB: nodeDB,
 		Source: func(node string) (lifecycle.BackupSource, error) {
 			args, data, err := sb.BackupArgs(node)
 			return lifecycle.BackupSource{Args: args, DataDir: data}, err

@@ -130,9 +130,9 @@ func (cp *controlPlane) text() string {
 		fmt.Fprintf(&b, "  operation %s %s (%s) by %s since %s: %s\n", op.Kind, op.ID, op.Method, op.By, op.Started.Format("15:04:05"), op.Statement)
 		switch {
 		case op.Failed != "":
-			fmt.Fprintf(&b, "        STOPPED at %s: %s (galeon cluster ddl --resume | --abandon)\n", orDash(op.Current), op.Failed)
+			fmt.Fprintf(&b, "        STOPPED at %s: %s (%s)\n", orDash(op.Current), op.Failed, operationHint(op.Kind))
 		case op.Current != "":
-			fmt.Fprintf(&b, "        %s: %s; %d of %d nodes done\n", op.Current, op.Step, len(op.Done), len(op.Order))
+			fmt.Fprintf(&b, "        %s: %s %s; %d of %d nodes done\n", op.Current, op.Step, op.Detail, len(op.Done), len(op.Order))
 		}
 	}
 	for _, p := range cp.Proxies {
@@ -163,4 +163,12 @@ func openControlStore(ctx context.Context, endpoints, cluster string) (*discover
 	defer cancel()
 	return discovery.Open(octx, discovery.Config{Endpoints: endpoints, Cluster: cluster, DialTimeout: 2 * time.Second},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// operationHint says what an operator does about a stopped operation.
+func operationHint(kind string) string {
+	if kind == discovery.OperationSchemaChange {
+		return "galeon cluster ddl --resume | --abandon"
+	}
+	return "put the node right as the message says, then galeon cluster ddl --abandon forgets the record"
 }

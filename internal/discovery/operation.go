@@ -35,6 +35,8 @@ type Operation struct {
 	Seconds map[string]float64 `json:"seconds,omitempty"`
 	Current string             `json:"current,omitempty"`
 	Step    string             `json:"step,omitempty"`
+	// Detail is the step's progress (percent, bytes, time to go).
+	Detail string `json:"detail,omitempty"`
 	// Failed says why the operation stopped (empty while it runs).
 	Failed  string    `json:"failed,omitempty"`
 	Started time.Time `json:"started"`

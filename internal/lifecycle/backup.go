@@ -132,81 +132,105 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 	final := filepath.Join(dir, info.Started.Format("20060102T150405Z")+"-"+info.Node)
 	work := final + ".partial"
 	op := discovery.Operation{ID: fmt.Sprintf("backup-%d", time.Now().UnixMilli()), Kind: discovery.OperationBackup, By: b.By,
-		Statement: "mariabackup of " + info.Node + " into " + final, Order: []string{info.Node}, Started: info.Started}
+		Statement: "mariabackup of " + info.Node + " into " + final, Order: []string{info.Node}, Started: info.Started, Updated: time.Now()}
 	if _, err := b.Store.BeginOperation(ctx, op); err != nil {
 		return "", info, fmt.Errorf("%w: one operation at a time", err)
 	}
+	rec := &opRecord{op: op, store: b.Store}
+	hctx, stopBeat := context.WithCancel(ctx)
+	defer stopBeat()
+	go rec.heartbeat(hctx)
 	step := func(s string) {
-		op.Current, op.Step = info.Node, s
-		_ = b.Store.UpdateOperation(ctx, op)
+		rec.set(ctx, func(op *discovery.Operation) { op.Current, op.Step, op.Detail = info.Node, s, "" })
 	}
-	fail := func(err error) (string, BackupInfo, error) {
-		op.Failed, op.Step = err.Error(), "stopped"
-		_ = b.Store.UpdateOperation(context.WithoutCancel(ctx), op)
-		_ = b.Store.EndOperation(context.WithoutCancel(ctx), op.ID)
+	// fail ends the operation once the node is back in the cluster; a
+	// node left drained or desynchronised keeps it recorded, stopped, so
+	// that status, the proxies and the dashboard show what to put right.
+	fail := func(err error, nodeBack bool) (string, BackupInfo, error) {
+		stopBeat()
+		rec.set(ctx, func(op *discovery.Operation) { op.Failed, op.Step = err.Error(), "stopped" })
+		if nodeBack {
+			_ = b.Store.EndOperation(context.WithoutCancel(ctx), op.ID)
+		}
 		return "", info, err
 	}
 	step("draining")
 	if err := drain(ctx, b.Store, info.Node, "backup", b.DrainTimeout, b.Progress); err != nil {
-		return fail(err)
+		return fail(err, false)
 	}
 	db, err := b.DB(ctx, info.Node)
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("%w (it stays drained: galeon proxy drain %s --undo)", err, info.Node), false)
 	}
 	// Desynchronised, the node's apply queue may grow while mariabackup
 	// holds its locks without flow control stalling the writer.
 	if _, err := db.ExecContext(ctx, "SET GLOBAL wsrep_desync = ON"); err != nil {
-		return fail(fmt.Errorf("desync %s: %w (it stays drained)", info.Node, err))
+		return fail(fmt.Errorf("desync %s: %w (it stays drained: galeon proxy drain %s --undo)", info.Node, err, info.Node), false)
 	}
 	b.Progress(info.Node, "drained and desynchronised: flow control no longer waits for it; copying")
 	step("copying")
 	copyStart := time.Now()
-	copyErr := b.copy(ctx, src, work, &op)
+	copyErr := b.copy(ctx, src, work, rec)
 	info.CopySeconds = time.Since(copyStart).Seconds()
-	// Back in the cluster whatever the copy did.
-	if _, err := db.ExecContext(context.WithoutCancel(ctx), "SET GLOBAL wsrep_desync = OFF"); err != nil {
-		return fail(fmt.Errorf("resync %s: %w (it stays drained and desynchronised: SET GLOBAL wsrep_desync = OFF, then galeon proxy drain %s --undo)", info.Node, err, info.Node))
+	if copyErr != nil {
+		_ = os.RemoveAll(work)
+	}
+	// Back in the cluster whatever the copy did, even if galeon is being
+	// stopped (bounded).
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.SyncTimeout)
+	defer cancel()
+	withCopy := func(err error) error {
+		if copyErr != nil {
+			return fmt.Errorf("copy: %v; then %w", copyErr, err)
+		}
+		return err
+	}
+	if _, err := db.ExecContext(bctx, "SET GLOBAL wsrep_desync = OFF"); err != nil {
+		return fail(withCopy(fmt.Errorf("resync %s: %w (it stays drained and desynchronised: SET GLOBAL wsrep_desync = OFF on it, then galeon proxy drain %s --undo)", info.Node, err, info.Node)), false)
 	}
 	step("catching up")
 	b.Progress(info.Node, "resynchronised; catching up")
-	if err := waitSynced(ctx, b.Store, info.Node, b.SyncTimeout); err != nil {
-		return fail(fmt.Errorf("%s did not come back Synced: %w (it stays drained)", info.Node, err))
+	if err := waitSynced(bctx, b.Store, info.Node, b.SyncTimeout); err != nil {
+		return fail(withCopy(fmt.Errorf("%s did not come back Synced: %w (it stays drained: galeon proxy drain %s --undo once it is)", info.Node, err, info.Node)), false)
 	}
-	if err := sharedconfig.SetDrained(ctx, b.Store, info.Node, false, "backup"); err != nil {
-		return fail(fmt.Errorf("undrain %s: %w", info.Node, err))
+	if err := sharedconfig.SetDrained(bctx, b.Store, info.Node, false, "backup"); err != nil {
+		return fail(withCopy(fmt.Errorf("undrain %s: %w (galeon proxy drain %s --undo)", info.Node, err, info.Node)), false)
 	}
 	b.Progress(info.Node, "Synced; taking traffic again")
 	if copyErr != nil {
+		return fail(fmt.Errorf("copy: %w (nothing kept)", copyErr), true)
+	}
+	if ctx.Err() != nil {
 		_ = os.RemoveAll(work)
-		return fail(fmt.Errorf("copy: %w", copyErr))
+		return fail(fmt.Errorf("interrupted after the copy: %w (nothing kept; the node is back)", ctx.Err()), true)
 	}
 	step("preparing")
 	b.Progress(info.Node, "preparing the copy (applying its redo log)")
 	prepStart := time.Now()
 	if out, err := exec.CommandContext(ctx, mariabackup(), "--prepare", "--target-dir="+work).CombinedOutput(); err != nil {
-		return fail(fmt.Errorf("mariabackup --prepare: %v: %s (the copy is kept in %s)", err, lastLines(string(out), 5), work))
+		return fail(fmt.Errorf("mariabackup --prepare: %v: %s (the copy is kept in %s)", err, lastLines(string(out), 5), work), true)
 	}
 	info.PrepareSeconds = time.Since(prepStart).Seconds()
 	if err := readPosition(work, &info); err != nil {
-		return fail(fmt.Errorf("checking the copy: %w (kept in %s)", err, work))
+		return fail(fmt.Errorf("checking the copy: %w (kept in %s)", err, work), true)
 	}
 	info.Bytes = dirSize(work)
 	raw, _ := json.MarshalIndent(info, "", "  ")
 	if err := os.WriteFile(filepath.Join(work, BackupInfoFile), append(raw, '\n'), 0o600); err != nil {
-		return fail(err)
+		return fail(err, true)
 	}
 	if err := os.Rename(work, final); err != nil {
-		return fail(err)
+		return fail(err, true)
 	}
-	op.Done = []string{info.Node}
-	_ = b.Store.UpdateOperation(ctx, op)
-	return final, info, b.Store.EndOperation(ctx, op.ID)
+	stopBeat()
+	rec.set(ctx, func(op *discovery.Operation) { op.Done = []string{info.Node} })
+	return final, info, b.Store.EndOperation(context.WithoutCancel(ctx), op.ID)
 }
 
 // copy runs mariabackup --backup, reporting its progress against the
 // node's data size every 2 s.
-func (b Backup) copy(ctx context.Context, src BackupSource, work string, op *discovery.Operation) error {
+func (b Backup) copy(ctx context.Context, src BackupSource, work string, rec *opRecord) error {
+	node := rec.get().Current
 	total := dirSize(src.DataDir)
 	// --defaults-file must come first.
 	args := append(slices.Clone(src.Args), "--backup", "--galera-info", "--target-dir="+work)
@@ -227,7 +251,7 @@ func (b Backup) copy(ctx context.Context, src BackupSource, work string, op *dis
 			if err != nil {
 				return fmt.Errorf("mariabackup --backup: %v: %s", err, lastLines(out.String(), 5))
 			}
-			b.Progress(op.Current, fmt.Sprintf("copied %s in %s", humanBytes(dirSize(work)), time.Since(start).Round(100*time.Millisecond)))
+			b.Progress(node, fmt.Sprintf("copied %s in %s", humanBytes(dirSize(work)), time.Since(start).Round(100*time.Millisecond)))
 			return nil
 		case <-t.C:
 			n := dirSize(work)
@@ -237,9 +261,8 @@ func (b Backup) copy(ctx context.Context, src BackupSource, work string, op *dis
 				eta := time.Duration(float64(time.Since(start)) * (100 - pct) / pct)
 				msg = fmt.Sprintf("copied %s of about %s (%.0f%%, about %s to go)", humanBytes(n), humanBytes(total), pct, eta.Round(time.Second))
 			}
-			b.Progress(op.Current, msg)
-			op.Step = msg
-			_ = b.Store.UpdateOperation(ctx, *op)
+			b.Progress(node, msg)
+			rec.set(ctx, func(op *discovery.Operation) { op.Detail = msg })
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -19,7 +20,34 @@ import (
 )
 
 // NodeDB returns an administrative connection pool to one node's server.
+// Its statements must be allowed to run for minutes (an ALTER, a backup's
+// locks): no client read timeout, only the context.
 type NodeDB func(ctx context.Context, node string) (*sql.DB, error)
+
+// CachedNodeDB makes a NodeDB that opens one pool per node with open and
+// keeps it; closeAll closes them.
+func CachedNodeDB(open func(node string) (*sql.DB, error)) (db NodeDB, closeAll func()) {
+	var mu sync.Mutex
+	pools := map[string]*sql.DB{}
+	return func(_ context.Context, node string) (*sql.DB, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if p := pools[node]; p != nil {
+				return p, nil
+			}
+			p, err := open(node)
+			if err == nil {
+				pools[node] = p
+			}
+			return p, err
+		}, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range pools {
+				p.Close()
+			}
+		}
+}
 
 // SchemaChange runs a schema change on a cluster so that clients notice
 // as little as possible (see schemachange.Decide): as TOI on the writer
@@ -91,7 +119,10 @@ func (s SchemaChange) Prepare(ctx context.Context, stmt, schema string, asked sc
 	if p.Table, p.Before, err = readTable(ctx, db, p.Schema, c.Table); err != nil {
 		return p, err
 	}
-	if p.Probe, p.After, err = probe(ctx, db, p.Schema, c); err != nil {
+	if slices.ContainsFunc(c.Clauses, func(cl schemachange.Clause) bool { return cl.Kind == schemachange.RenameTable }) {
+		// Renaming the copy would leave it under the new name.
+		p.Probe = schemachange.Probe{Why: "not probed: the change renames the table"}
+	} else if p.Probe, p.After, err = probe(ctx, db, p.Schema, c); err != nil {
 		return p, err
 	}
 	p.Plan = schemachange.Decide(c, p.Table, p.Probe, asked)
@@ -125,6 +156,22 @@ func readTable(ctx context.Context, db *sql.DB, schema, table string) (schemacha
 		return t, "", fmt.Errorf("table %s.%s does not exist on the writer", schema, table)
 	}
 	if t.PrimaryKey, err = cols("SELECT COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND INDEX_NAME = 'PRIMARY' ORDER BY SEQ_IN_INDEX"); err != nil {
+		return t, "", err
+	}
+	rows, err := db.QueryContext(ctx, "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND NON_UNIQUE = 0 AND INDEX_NAME <> 'PRIMARY' ORDER BY INDEX_NAME, SEQ_IN_INDEX", schema, table)
+	if err != nil {
+		return t, "", err
+	}
+	defer rows.Close()
+	t.Unique = map[string][]string{}
+	for rows.Next() {
+		var idx, col string
+		if err := rows.Scan(&idx, &col); err != nil {
+			return t, "", err
+		}
+		t.Unique[idx] = append(t.Unique[idx], col)
+	}
+	if err := rows.Err(); err != nil {
 		return t, "", err
 	}
 	def, err := showCreate(ctx, db, schema, table)
@@ -219,7 +266,7 @@ func (s SchemaChange) Run(ctx context.Context, p Prepared) (Result, error) {
 		ID: fmt.Sprintf("ddl-%d", time.Now().UnixMilli()), Kind: discovery.OperationSchemaChange, By: s.By,
 		Statement: p.Statement(), Schema: p.Schema, Method: string(p.Plan.Method),
 		Before: p.Before, After: p.After, Seconds: map[string]float64{},
-		Started: time.Now().UTC(),
+		Started: time.Now().UTC(), Updated: time.Now(),
 	}
 	if _, err := s.Store.BeginOperation(ctx, op); err != nil {
 		return Result{}, fmt.Errorf("%w: one operation at a time (galeon cluster ddl --resume or --abandon)", err)
@@ -241,6 +288,9 @@ func (s SchemaChange) Resume(ctx context.Context) (Result, error) {
 	if op.Kind != discovery.OperationSchemaChange {
 		return Result{}, fmt.Errorf("the recorded operation is a %s (%s), not a schema change", op.Kind, op.ID)
 	}
+	if err := live(op); err != nil {
+		return Result{}, err
+	}
 	if err := healthy(ctx, s.Store); err != nil {
 		return Result{}, err
 	}
@@ -254,6 +304,9 @@ func (s SchemaChange) Resume(ctx context.Context) (Result, error) {
 func (s SchemaChange) Abandon(ctx context.Context) (*discovery.Operation, error) {
 	op, err := s.Store.ReadOperation(ctx)
 	if err != nil || op == nil {
+		return nil, err
+	}
+	if err := live(op); err != nil {
 		return nil, err
 	}
 	return op, s.Store.EndOperation(ctx, op.ID)
@@ -295,13 +348,24 @@ func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Res
 	if op.Seconds == nil {
 		op.Seconds = map[string]float64{}
 	}
-	res := Result{Method: schemachange.Method(op.Method), Seconds: op.Seconds}
+	rec := &opRecord{op: op, store: s.Store}
+	hctx, stopBeat := context.WithCancel(ctx)
+	defer stopBeat()
+	go rec.heartbeat(hctx)
+	res := Result{Method: schemachange.Method(op.Method), Seconds: map[string]float64{}}
 	fail := func(err error) (Result, error) {
-		op.Failed, op.Step = err.Error(), "stopped"
-		if uerr := s.Store.UpdateOperation(context.WithoutCancel(ctx), op); uerr != nil {
-			err = fmt.Errorf("%w (and recording that failed: %v)", err, uerr)
-		}
+		stopBeat()
+		rec.set(ctx, func(op *discovery.Operation) { op.Failed, op.Step = err.Error(), "stopped" })
 		return res, err
+	}
+	done := func() (Result, error) {
+		stopBeat()
+		res.Total = time.Since(start)
+		final := rec.get()
+		for k, v := range final.Seconds {
+			res.Seconds[k] = v
+		}
+		return res, s.Store.EndOperation(context.WithoutCancel(ctx), final.ID)
 	}
 	u, err := s.Store.ReadDecision(ctx)
 	if err != nil {
@@ -312,17 +376,30 @@ func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Res
 		return fail(errors.New("the cluster has no writer now"))
 	}
 	if op.Method == string(schemachange.TOI) {
-		op.Current, op.Step = writer, "running as TOI"
-		_ = s.Store.UpdateOperation(ctx, op)
-		s.Progress(writer, "running as TOI on the writer: "+op.Statement)
-		took, err := s.runOn(ctx, writer, "TOI", op)
-		if err != nil {
-			return fail(fmt.Errorf("on the writer %s: %w (TOI: no node changed)", writer, err))
+		rec.set(ctx, func(op *discovery.Operation) {
+			op.Current, op.Step, op.Order = writer, "running as TOI", []string{writer}
+		})
+		if op.After != "" && op.Before != op.After {
+			// A resume: the writer may have the change already.
+			if db, err := s.DB(ctx, writer); err == nil {
+				if def, err := showCreate(ctx, db, op.Schema, tableOf(&op)); err == nil && def == op.After {
+					s.Progress(writer, "already has the new definition: every node ran it")
+					return done()
+				}
+			}
 		}
-		op.Seconds[writer] = took.Seconds()
+		s.Progress(writer, "running as TOI on the writer: "+op.Statement)
+		took, err := s.runOn(ctx, writer, "TOI", rec)
+		if err != nil {
+			var refused *errRefused
+			if errors.As(err, &refused) {
+				return fail(fmt.Errorf("on the writer %s: %w (TOI: no node changed)", writer, err))
+			}
+			return fail(fmt.Errorf("on the writer %s: %w: whether the cluster ran it is read again on --resume", writer, err))
+		}
+		rec.set(ctx, func(op *discovery.Operation) { op.Seconds[writer], op.Done = took.Seconds(), []string{writer} })
 		s.Progress(writer, fmt.Sprintf("done in %s on every node (writes to the cluster paused meanwhile)", took.Round(time.Millisecond)))
-		res.Total = time.Since(start)
-		return res, s.Store.EndOperation(ctx, op.ID)
+		return done()
 	}
 	nodes, err := s.Store.Nodes(ctx)
 	if err != nil {
@@ -338,37 +415,38 @@ func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Res
 	if len(readers) == 0 {
 		return fail(errors.New("a rolling change needs two nodes or more: with one, run it as TOI (--method toi)"))
 	}
-	op.Order = append(readers, writer)
-	for i, name := range op.Order {
-		if slices.Contains(op.Done, name) {
+	order := append(readers, writer)
+	rec.set(ctx, func(op *discovery.Operation) { op.Order = order })
+	for i, name := range order {
+		cur := rec.get()
+		if slices.Contains(cur.Done, name) {
 			continue
 		}
 		if name == writer {
-			if len(op.Done) == 0 {
+			if len(cur.Done) == 0 {
 				return fail(errors.New("no changed node to move the writer to"))
 			}
-			op.Current, op.Step = name, "switchover"
-			_ = s.Store.UpdateOperation(ctx, op)
-			if err := switchover(ctx, s.Store, writer, op.Done[0], "schema-change", s.Progress); err != nil {
+			rec.set(ctx, func(op *discovery.Operation) { op.Current, op.Step = name, "switchover" })
+			if err := switchover(ctx, s.Store, writer, cur.Done[0], "schema-change", s.Progress); err != nil {
 				return fail(fmt.Errorf("%s: %w", name, err))
 			}
 		}
-		took, err := s.rollOne(ctx, name, &op)
+		took, err := s.rollOne(ctx, name, rec)
 		if err != nil {
-			return fail(fmt.Errorf("stopped at %s: %w; changed: %v, still to do: %v (the old and new tables replicate to each other, so the cluster serves as it is); `galeon cluster ddl --resume` goes on", name, err, op.Done, op.Order[i:]))
+			return fail(fmt.Errorf("stopped at %s: %w; changed: %v, still to do: %v (the old and new tables replicate to each other, so the cluster serves as it is); `galeon cluster ddl --resume` goes on", name, err, cur.Done, order[i:]))
 		}
-		op.Done = append(op.Done, name)
-		op.Seconds[name] = took.Seconds()
-		op.Current, op.Step = "", ""
-		_ = s.Store.UpdateOperation(ctx, op)
-		if left := len(op.Order) - len(op.Done); left > 0 {
-			s.Progress(name, fmt.Sprintf("changed in %s; %d of %d nodes done, about %s to go", took.Round(time.Second), len(op.Done), len(op.Order), (took*time.Duration(left)).Round(time.Second)))
+		rec.set(ctx, func(op *discovery.Operation) {
+			op.Done = append(op.Done, name)
+			op.Seconds[name] = took.Seconds()
+			op.Current, op.Step = "", ""
+		})
+		if left := len(order) - len(rec.get().Done); left > 0 {
+			s.Progress(name, fmt.Sprintf("changed in %s; %d of %d nodes done, about %s to go", took.Round(time.Second), len(order)-left, len(order), (took*time.Duration(left)).Round(time.Second)))
 		} else {
 			s.Progress(name, fmt.Sprintf("changed in %s; every node done", took.Round(time.Second)))
 		}
 	}
-	res.Total = time.Since(start)
-	return res, s.Store.EndOperation(ctx, op.ID)
+	return done()
 }
 
 // rollOne changes one node alone: drained through every proxy, the
@@ -376,10 +454,9 @@ func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Res
 // the cluster goes on without waiting for it), caught up to Synced, and
 // given traffic again. A node that already has the new definition (a
 // resume after the change finished there) is only brought back.
-func (s SchemaChange) rollOne(ctx context.Context, name string, op *discovery.Operation) (time.Duration, error) {
+func (s SchemaChange) rollOne(ctx context.Context, name string, rec *opRecord) (time.Duration, error) {
 	start := time.Now()
-	op.Current, op.Step = name, "draining"
-	_ = s.Store.UpdateOperation(ctx, *op)
+	rec.set(ctx, func(op *discovery.Operation) { op.Current, op.Step = name, "draining" })
 	if err := drain(ctx, s.Store, name, "schema-change", s.DrainTimeout, s.Progress); err != nil {
 		return 0, err
 	}
@@ -387,20 +464,24 @@ func (s SchemaChange) rollOne(ctx context.Context, name string, op *discovery.Op
 	if err != nil {
 		return 0, err
 	}
-	def, err := showCreate(ctx, db, op.Schema, tableOf(op))
+	op := rec.get()
+	table := tableOf(&op)
+	def, err := showCreate(ctx, db, op.Schema, table)
 	if err != nil {
 		return 0, fmt.Errorf("reading the table's definition: %w (it stays drained)", err)
 	}
 	switch {
-	case op.After != "" && def == op.After:
+	case op.After != "" && op.After != op.Before && def == op.After:
+		// (A change that leaves the definition as it was — a rebuild —
+		// cannot be told done from its definition: it runs again,
+		// harmlessly.)
 		s.Progress(name, "already has the new definition")
 	case def != op.Before:
-		return 0, fmt.Errorf("its table is neither the old definition nor the new one (changed by hand?); it stays drained:\n%s", def)
+		return 0, fmt.Errorf("its table is neither the old definition nor the new one (changed by hand, or its ALTER still runs?); it stays drained:\n%s", def)
 	default:
-		op.Step = "altering (RSU)"
-		_ = s.Store.UpdateOperation(ctx, *op)
+		rec.set(ctx, func(op *discovery.Operation) { op.Step = "altering (RSU)" })
 		s.Progress(name, "running the change alone (RSU): "+op.Statement)
-		if _, err := s.runOn(ctx, name, "RSU", *op); err != nil {
+		if _, err := s.runOn(ctx, name, "RSU", rec); err != nil {
 			var refused *errRefused
 			if !errors.As(err, &refused) {
 				return 0, fmt.Errorf("%w: whether the change was made there is read again on --resume (it stays drained)", err)
@@ -412,12 +493,13 @@ func (s SchemaChange) rollOne(ctx context.Context, name string, op *discovery.Op
 			}
 			return 0, fmt.Errorf("%w (it stays drained)", err)
 		}
-		if def, err := showCreate(ctx, db, op.Schema, tableOf(op)); err == nil && op.After == "" {
-			op.After = def
+		// What a changed node really has (the probe's copy lacked
+		// foreign keys, say) is what the others must match.
+		if def, err := showCreate(ctx, db, op.Schema, table); err == nil {
+			rec.set(ctx, func(op *discovery.Operation) { op.After = def })
 		}
 	}
-	op.Step = "catching up"
-	_ = s.Store.UpdateOperation(ctx, *op)
+	rec.set(ctx, func(op *discovery.Operation) { op.Step = "catching up" })
 	s.Progress(name, "catching up with the cluster")
 	if err := waitSynced(ctx, s.Store, name, s.SyncTimeout); err != nil {
 		return 0, fmt.Errorf("did not come back Synced: %w (it stays drained)", err)
@@ -438,9 +520,12 @@ func tableOf(op *discovery.Operation) string {
 }
 
 // runOn runs the operation's statement on node with the given
-// wsrep_OSU_method, reporting the server's own progress (PROCESSLIST's
-// PROGRESS) every few seconds.
-func (s SchemaChange) runOn(ctx context.Context, node, method string, op discovery.Operation) (time.Duration, error) {
+// wsrep_OSU_method, in the operation's database, reporting the server's
+// own progress (PROCESSLIST's PROGRESS) every few seconds. If ctx ends
+// while it runs, the statement is killed on the server (KILL QUERY), so
+// that a node is not left running a change nobody waits for.
+func (s SchemaChange) runOn(ctx context.Context, node, method string, rec *opRecord) (time.Duration, error) {
+	op := rec.get()
 	db, err := s.DB(ctx, node)
 	if err != nil {
 		return 0, err
@@ -467,12 +552,25 @@ func (s SchemaChange) runOn(ctx context.Context, node, method string, op discove
 	if _, err := conn.ExecContext(ctx, set); err != nil {
 		return 0, err
 	}
+	if _, err := conn.ExecContext(ctx, "USE "+quote(op.Schema)); err != nil {
+		return 0, err
+	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go s.watchProgress(wctx, db, node, id)
+	go s.watchProgress(wctx, db, node, id, rec)
 	start := time.Now()
 	_, err = conn.ExecContext(ctx, op.Statement)
 	took := time.Since(start)
+	if err != nil && ctx.Err() != nil {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		_, kerr := db.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", id))
+		cancel()
+		if kerr == nil {
+			err = fmt.Errorf("%w (the statement was killed on %s)", err, node)
+		} else {
+			err = fmt.Errorf("%w (and killing the statement on %s failed: %v: it may still run there)", err, node, kerr)
+		}
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		err = &errRefused{me}
@@ -488,8 +586,9 @@ func (e *errRefused) Error() string {
 	return fmt.Sprintf("the server refused it: %d %s", e.e.Number, e.e.Message)
 }
 
-// watchProgress reports the statement's progress every 5 s.
-func (s SchemaChange) watchProgress(ctx context.Context, db *sql.DB, node string, id int64) {
+// watchProgress reports the statement's progress every 5 s, also in the
+// operation's record.
+func (s SchemaChange) watchProgress(ctx context.Context, db *sql.DB, node string, id int64, rec *opRecord) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
@@ -503,7 +602,9 @@ func (s SchemaChange) watchProgress(ctx context.Context, db *sql.DB, node string
 		var state sql.NullString
 		err := db.QueryRowContext(ctx, "SELECT STAGE, MAX_STAGE, PROGRESS, STATE FROM information_schema.PROCESSLIST WHERE ID = ?", id).Scan(&stage, &maxStage, &pct, &state)
 		if err == nil {
-			s.Progress(node, fmt.Sprintf("%.1f%% (stage %d of %d: %s)", pct, stage, max(maxStage, 1), state.String))
+			msg := fmt.Sprintf("%.1f%% (stage %d of %d: %s)", pct, stage, max(maxStage, 1), state.String)
+			s.Progress(node, msg)
+			rec.set(ctx, func(op *discovery.Operation) { op.Detail = msg })
 		}
 	}
 }

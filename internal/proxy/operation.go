@@ -12,11 +12,12 @@ import (
 // /metrics and the events show it on every proxy.
 type Operation struct {
 	ID, Kind, By, Statement, Method string
-	// Current is the node in hand and Step what happens to it; Done of
+	// Current is the node in hand, Step what happens to it and Detail
+	// its progress (not an event: it changes every few seconds); Done of
 	// Total nodes are finished. Failed says why it stopped.
-	Current, Step, Failed string
-	Done, Total           int
-	Started, Updated      time.Time
+	Current, Step, Detail, Failed string
+	Done, Total                   int
+	Started, Updated              time.Time
 }
 
 // SetOperation replaces the recorded operation (nil: none) and records

@@ -170,6 +170,7 @@ func (s *session) runStatement(st *statement) error {
 			var w wrapState
 			if res, w, err = s.forwardWrapped(c, out, response, m, aborted < wrapRetries); errors.Is(err, errWrapAborted) {
 				aborted++
+				attempt-- // not one of the re-sends elsewhere that attempt bounds
 				s.p.counts.wrapRetries.Add(1)
 				s.after(c, st.class, relayResult{})
 				continue

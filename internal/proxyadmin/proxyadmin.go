@@ -446,7 +446,7 @@ func proxies(p *proxy.Proxy) admin.Table {
 func operations(p *proxy.Proxy) admin.Table {
 	cols := []admin.Column{
 		{Name: "id", Kind: admin.Text}, {Name: "kind", Kind: admin.Text}, {Name: "method", Kind: admin.Text},
-		{Name: "statement", Kind: admin.Text}, {Name: "node", Kind: admin.Text}, {Name: "step", Kind: admin.Text},
+		{Name: "statement", Kind: admin.Text}, {Name: "node", Kind: admin.Text}, {Name: "step", Kind: admin.Text}, {Name: "detail", Kind: admin.Text},
 		{Name: "nodes_done", Kind: admin.Int}, {Name: "nodes_total", Kind: admin.Int}, {Name: "failed", Kind: admin.Text},
 		{Name: "by", Kind: admin.Text}, {Name: "started_at", Kind: admin.Text}, {Name: "updated_at", Kind: admin.Text},
 	}
@@ -455,7 +455,7 @@ func operations(p *proxy.Proxy) admin.Table {
 		if op == nil {
 			return nil
 		}
-		return [][]any{{op.ID, op.Kind, op.Method, op.Statement, op.Current, op.Step, int64(op.Done), int64(op.Total), op.Failed,
+		return [][]any{{op.ID, op.Kind, op.Method, op.Statement, op.Current, op.Step, op.Detail, int64(op.Done), int64(op.Total), op.Failed,
 			op.By, op.Started.Format(time.RFC3339), op.Updated.Format(time.RFC3339Nano)}}
 	}}
 }

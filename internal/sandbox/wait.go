@@ -527,6 +527,24 @@ func (sb *Sandbox) DSN(node, user, password string) (string, error) {
 	return cfg.FormatDSN(), nil
 }
 
+// LongAdminDB opens an admin connection pool for node whose statements
+// may run for as long as their context allows (no read timeout): schema
+// changes and backups, which take minutes. The caller closes it.
+func (sb *Sandbox) LongAdminDB(node string) (*sql.DB, error) {
+	n, err := sb.Node(node)
+	if err != nil {
+		return nil, err
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = sb.Credentials.AdminUser, sb.Credentials.AdminPassword, "tcp", n.Addr()
+	cfg.Timeout, cfg.WriteTimeout = 2*time.Second, 30*time.Second
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
 // AdminDSN is the DSN of the admin account on node.
 func (sb *Sandbox) AdminDSN(node string) (string, error) {
 	return sb.DSN(node, sb.Credentials.AdminUser, sb.Credentials.AdminPassword)

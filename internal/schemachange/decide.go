@@ -35,6 +35,9 @@ func ParseMethod(s string) (Method, error) {
 type Table struct {
 	// Columns in their order; PrimaryKey the primary key's columns.
 	Columns, PrimaryKey []string
+	// Unique are the unique keys other than the primary key: name →
+	// columns.
+	Unique map[string][]string
 }
 
 // Probe is what the server said when galeon ran the change on an empty
@@ -91,7 +94,7 @@ func Decide(c Change, t Table, p Probe, asked Method) Plan {
 			return Plan{Refused: true, Unsafe: unsafe,
 				Why: "cannot roll this change one node at a time: " + strings.Join(unsafe, "; ") + ". " + options}
 		}
-		return Plan{Method: RSU, Why: "RSU as asked: rows replicate between the old and the new table in both directions, so one node at a time runs it, drained from every proxy"}
+		return Plan{Method: RSU, Why: "RSU as asked: rows replicate between the old and the new table in both directions, so one node at a time runs it, drained from every proxy" + newColumns(c)}
 	}
 	if p.Instant {
 		return Plan{Method: TOI, Algorithm: "INSTANT", Unsafe: unsafe,
@@ -99,10 +102,25 @@ func Decide(c Change, t Table, p Probe, asked Method) Plan {
 	}
 	if len(unsafe) == 0 {
 		return Plan{Method: RSU,
-			Why: "not a metadata-only change (" + notInstant(p) + "), so TOI would stall every write for its whole duration; rows replicate between the old and the new table in both directions, so it is rolled one node at a time (RSU), each node drained from every proxy while it runs"}
+			Why: "not a metadata-only change (" + notInstant(p) + "), so TOI would stall every write for its whole duration; rows replicate between the old and the new table in both directions, so it is rolled one node at a time (RSU), each node drained from every proxy while it runs" + newColumns(c)}
 	}
 	return Plan{Refused: true, Unsafe: unsafe,
 		Why: "not a metadata-only change (" + notInstant(p) + ") and not safe to roll one node at a time: " + strings.Join(unsafe, "; ") + ". " + options}
+}
+
+// newColumns warns about the columns a rolled change adds: until every
+// node has them, a node without them drops the values written there.
+func newColumns(c Change) string {
+	var cols []string
+	for _, cl := range c.Clauses {
+		if cl.Kind == AddColumn {
+			cols = append(cols, cl.Name)
+		}
+	}
+	if len(cols) == 0 {
+		return ""
+	}
+	return ". Write nothing to " + strings.Join(cols, ", ") + " before the change is done on every node: a node without the column drops the values written there"
 }
 
 const options = "Options: run it as TOI (--method toi), accepting that every write stalls cluster-wide while it runs, or with an online copy tool (pt-online-schema-change)"
@@ -136,7 +154,9 @@ func RollUnsafe(c Change, t Table) []string {
 			case cl.Generated:
 				why = fmt.Sprintf("adds generated column %s: rows from old nodes carry no value for it", cl.Name)
 			case cl.AutoIncrement || cl.InlineKey:
-				why = fmt.Sprintf("adds column %s with a key (AUTO_INCREMENT, UNIQUE, PRIMARY KEY or REFERENCES): the key would hold on some nodes only", cl.Name)
+				why = fmt.Sprintf("adds column %s with a key or constraint (AUTO_INCREMENT, UNIQUE, KEY, REFERENCES, CHECK): it would hold on some nodes only", cl.Name)
+			case cl.VolatileDefault:
+				why = fmt.Sprintf("adds column %s with a DEFAULT or ON UPDATE that is not a literal (CURRENT_TIMESTAMP, a function): each node would compute its own values for the existing rows", cl.Name)
 			case cl.NotNull && !cl.HasDefault:
 				why = fmt.Sprintf("adds NOT NULL column %s without a DEFAULT: rows written by old nodes carry no value for it; give it a DEFAULT", cl.Name)
 			}
@@ -144,6 +164,12 @@ func RollUnsafe(c Change, t Table) []string {
 			dropped = append(dropped, cl.Name)
 			if slices.ContainsFunc(t.PrimaryKey, func(k string) bool { return strings.EqualFold(k, cl.Name) }) {
 				why = fmt.Sprintf("drops column %s of the primary key", cl.Name)
+			} else if k := uniqueWith(t, cl.Name); k != "" {
+				why = fmt.Sprintf("drops column %s of unique key %s: rows the new nodes accept could break the key on the old ones, which would then be evicted", cl.Name, k)
+			}
+		case DropIndex:
+			if _, ok := lookupFold(t.Unique, cl.Name); ok {
+				why = fmt.Sprintf("drops unique key %s: rows the new nodes accept could break it on the old ones, which would then be evicted", cl.Name)
 			}
 		case ChangeColumn:
 			why = fmt.Sprintf("changes column %s (CHANGE/MODIFY): old and new nodes would disagree on its type, name or place", cl.Name)
@@ -167,7 +193,7 @@ func RollUnsafe(c Change, t Table) []string {
 			why = "changes partitioning: not rolled by galeon"
 		case Unknown:
 			why = fmt.Sprintf("galeon does not know what %q does to rows", cl.Text)
-		case SetDefault, AddIndex, DropIndex, RenameIndex, IndexVisibility, TableOption, Rebuild:
+		case SetDefault, AddIndex, RenameIndex, IndexVisibility, TableOption, Rebuild:
 			// Rows keep the same columns: full row images apply on both.
 		}
 		if why != "" {
@@ -182,6 +208,25 @@ func RollUnsafe(c Change, t Table) []string {
 		}
 	}
 	return out
+}
+
+// uniqueWith names a unique key (not the primary key) of t holding column.
+func uniqueWith(t Table, column string) string {
+	for name, cols := range t.Unique {
+		if slices.ContainsFunc(cols, func(c string) bool { return strings.EqualFold(c, column) }) {
+			return name
+		}
+	}
+	return ""
+}
+
+func lookupFold(m map[string][]string, k string) ([]string, bool) {
+	for name, v := range m {
+		if strings.EqualFold(name, k) {
+			return v, true
+		}
+	}
+	return nil, false
 }
 
 // dropsTail checks that the dropped columns are the table's last ones, so

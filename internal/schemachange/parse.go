@@ -3,6 +3,7 @@ package schemachange
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/galeon-db/galeon/internal/sqlclass"
@@ -70,8 +71,10 @@ type Clause struct {
 	// Placed: an added or changed column given a place (FIRST or AFTER).
 	Placed bool
 	// NotNull, HasDefault, Generated, AutoIncrement and InlineKey describe
-	// an added column's definition.
-	NotNull, HasDefault, Generated, AutoIncrement, InlineKey bool
+	// an added column's definition; VolatileDefault is a DEFAULT (or ON
+	// UPDATE) that is not a literal: CURRENT_TIMESTAMP, UUID(), NEXTVAL…,
+	// which each node would compute itself.
+	NotNull, HasDefault, Generated, AutoIncrement, InlineKey, VolatileDefault bool
 }
 
 // Change is one schema change statement, as far as choosing how to run it
@@ -101,6 +104,11 @@ func Parse(stmt string) (Change, error) {
 	toks := tokens(stmt)
 	if len(toks) == 0 {
 		return c, errors.New("empty statement: give one ALTER TABLE, CREATE INDEX or DROP INDEX")
+	}
+	for _, tok := range toks {
+		if tok.Kind == sqlclass.TokPunct && tok.Text(stmt) == ";" {
+			return c, errors.New("more than one statement: give one ALTER TABLE, CREATE INDEX or DROP INDEX")
+		}
 	}
 	p := &parser{src: stmt, toks: toks}
 	var err error
@@ -419,14 +427,26 @@ func (p *parser) columnDefinition(cl *Clause) {
 			}
 		case "DEFAULT":
 			cl.HasDefault = true
+			if !p.literalAt(1) {
+				cl.VolatileDefault = true
+			}
+		case "ON":
+			if p.word(1, "UPDATE") {
+				cl.VolatileDefault = true
+			}
 		case "AS", "GENERATED":
 			cl.Generated = true
 		case "AUTO_INCREMENT", "SERIAL":
 			cl.AutoIncrement = true
-		case "UNIQUE", "PRIMARY", "REFERENCES":
+		case "UNIQUE", "PRIMARY", "KEY", "REFERENCES", "CHECK", "CONSTRAINT":
 			cl.InlineKey = true
 		case "FIRST", "AFTER":
 			cl.Placed = true
+		case "PARTITION", "ENGINE":
+			// A table option or partitioning after the column, in the same
+			// clause (no comma needed): not a column's definition.
+			cl.Kind = Unknown
+			return
 		}
 	}
 }
@@ -463,30 +483,81 @@ func (p *parser) dropClause(cl *Clause) {
 	}
 }
 
-// tableOption classifies a clause that is a table option (ENGINE=,
-// COMMENT=, …) or returns Unknown.
-func tableOption(p *parser) Kind {
-	p.accept("DEFAULT")
-	switch {
-	case p.accept("ENGINE"):
-		if p.punct(0, "=") {
-			p.i++
-		}
-		if e, ok := p.name(); ok && strings.EqualFold(e, "InnoDB") {
-			return Rebuild
-		}
-		return ChangeEngine
-	case p.word(0, "ROW_FORMAT"), p.word(0, "KEY_BLOCK_SIZE"), p.word(0, "PAGE_COMPRESSED"),
-		p.word(0, "PAGE_COMPRESSION_LEVEL"), p.word(0, "ENCRYPTED"), p.word(0, "ENCRYPTION_KEY_ID"):
-		return Rebuild
-	case p.word(0, "COMMENT"), p.word(0, "AUTO_INCREMENT"), p.word(0, "STATS_PERSISTENT"),
-		p.word(0, "STATS_AUTO_RECALC"), p.word(0, "STATS_SAMPLE_PAGES"), p.word(0, "MAX_ROWS"),
-		p.word(0, "MIN_ROWS"), p.word(0, "AVG_ROW_LENGTH"), p.word(0, "PACK_KEYS"),
-		p.word(0, "CHECKSUM"), p.word(0, "DELAY_KEY_WRITE"), p.word(0, "CHARACTER"),
-		p.word(0, "CHARSET"), p.word(0, "COLLATE"), p.word(0, "ENABLE"), p.word(0, "DISABLE"):
-		return TableOption
+// literalAt reports whether a literal starts at i+off: a number, a
+// string, NULL, TRUE or FALSE, or a signed number.
+func (p *parser) literalAt(off int) bool {
+	j := p.i + off
+	if j >= len(p.toks) {
+		return false
 	}
-	return Unknown
+	switch tok := p.toks[j]; tok.Kind {
+	case sqlclass.TokNumber, sqlclass.TokString:
+		return true
+	case sqlclass.TokWord:
+		w := strings.ToUpper(tok.Text(p.src))
+		return w == "NULL" || w == "TRUE" || w == "FALSE"
+	case sqlclass.TokPunct:
+		if t := tok.Text(p.src); t == "-" || t == "+" {
+			return j+1 < len(p.toks) && p.toks[j+1].Kind == sqlclass.TokNumber
+		}
+	}
+	return false
+}
+
+// Table options by what they do to the table's rows.
+var (
+	rebuildOptions = []string{"ROW_FORMAT", "KEY_BLOCK_SIZE", "PAGE_COMPRESSED", "PAGE_COMPRESSION_LEVEL",
+		"ENCRYPTED", "ENCRYPTION_KEY_ID", "PAGE_CHECKSUM", "TRANSACTIONAL"}
+	metaOptions = []string{"COMMENT", "AUTO_INCREMENT", "STATS_PERSISTENT", "STATS_AUTO_RECALC",
+		"STATS_SAMPLE_PAGES", "MAX_ROWS", "MIN_ROWS", "AVG_ROW_LENGTH", "PACK_KEYS", "CHECKSUM",
+		"DELAY_KEY_WRITE", "CHARSET", "COLLATE"}
+)
+
+// tableOption classifies a clause made of table options (ENGINE=,
+// COMMENT=, …, several of them without commas, as MariaDB allows): every
+// one must be known; an ENGINE other than InnoDB is ChangeEngine; a
+// clause that is anything else is Unknown.
+func tableOption(p *parser) Kind {
+	kind := TableOption
+	for !p.done() {
+		p.accept("DEFAULT")
+		switch {
+		case p.accept("ENABLE", "KEYS"), p.accept("DISABLE", "KEYS"):
+			continue
+		case p.accept("ENGINE"):
+			p.optionValue()
+			if p.i == 0 || !strings.EqualFold(p.toks[p.i-1].Text(p.src), "InnoDB") {
+				return ChangeEngine
+			}
+			kind = Rebuild
+		case p.accept("CHARACTER", "SET"):
+			p.optionValue()
+		case p.done() || p.toks[p.i].Kind != sqlclass.TokWord:
+			return Unknown
+		default:
+			w := strings.ToUpper(p.toks[p.i].Text(p.src))
+			switch {
+			case slices.Contains(rebuildOptions, w):
+				kind = Rebuild
+			case slices.Contains(metaOptions, w):
+			default:
+				return Unknown
+			}
+			p.i++
+			p.optionValue()
+		}
+	}
+	return kind
+}
+
+// optionValue consumes [=] value.
+func (p *parser) optionValue() {
+	if p.punct(0, "=") {
+		p.i++
+	}
+	if !p.done() {
+		p.i++
+	}
 }
 
 // createIndex reads CREATE [ONLINE|OFFLINE] [UNIQUE|FULLTEXT|SPATIAL]

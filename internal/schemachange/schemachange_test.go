@@ -40,6 +40,13 @@ func TestParse(t *testing.T) {
 		{stmt: "ALTER TABLE t ROW_FORMAT=DYNAMIC", table: "t", kinds: []Kind{Rebuild}},
 		{stmt: "ALTER TABLE t COMMENT = 'x', AUTO_INCREMENT=100", table: "t", kinds: []Kind{TableOption, TableOption}},
 		{stmt: "ALTER TABLE t DEFAULT CHARSET utf8mb4", table: "t", kinds: []Kind{TableOption}},
+		{stmt: "ALTER TABLE t DEFAULT CHARACTER SET = utf8mb4 COLLATE utf8mb4_bin", table: "t", kinds: []Kind{TableOption}},
+		{stmt: "ALTER TABLE t COMMENT='x' ENGINE=Aria", table: "t", kinds: []Kind{ChangeEngine}},
+		{stmt: "ALTER TABLE t AUTO_INCREMENT=5 ENGINE=MyISAM", table: "t", kinds: []Kind{ChangeEngine}},
+		{stmt: "ALTER TABLE t ENGINE=InnoDB COMMENT 'x' ENGINE=MyISAM", table: "t", kinds: []Kind{ChangeEngine}},
+		{stmt: "ALTER TABLE t ROW_FORMAT=DYNAMIC COMMENT 'x'", table: "t", kinds: []Kind{Rebuild}},
+		{stmt: "ALTER TABLE t COMMENT 'x' FROBNICATE=1", table: "t", kinds: []Kind{Unknown}},
+		{stmt: "ALTER TABLE t ADD COLUMN c INT; DROP TABLE x", err: "more than one statement"},
 		{stmt: "ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4", table: "t", kinds: []Kind{ConvertCharset}},
 		{stmt: "ALTER TABLE t PARTITION BY HASH(id) PARTITIONS 4", table: "t", kinds: []Kind{Partitioning}},
 		{stmt: "ALTER TABLE t ORDER BY a", table: "t", kinds: []Kind{Unknown}},
@@ -99,6 +106,15 @@ func TestColumnDefinition(t *testing.T) {
 		{"ALTER TABLE t ADD c SERIAL", Clause{Kind: AddColumn, Name: "c", AutoIncrement: true}},
 		{"ALTER TABLE t ADD c INT UNIQUE", Clause{Kind: AddColumn, Name: "c", InlineKey: true}},
 		{"ALTER TABLE t ADD c ENUM('NOT','FIRST') COMMENT 'AFTER x'", Clause{Kind: AddColumn, Name: "c"}},
+		{"ALTER TABLE t ADD c INT DEFAULT -1", Clause{Kind: AddColumn, Name: "c", HasDefault: true}},
+		{"ALTER TABLE t ADD c VARCHAR(3) NOT NULL DEFAULT 'x'", Clause{Kind: AddColumn, Name: "c", NotNull: true, HasDefault: true}},
+		{"ALTER TABLE t ADD c TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP", Clause{Kind: AddColumn, Name: "c", NotNull: true, HasDefault: true, VolatileDefault: true}},
+		{"ALTER TABLE t ADD c CHAR(36) DEFAULT (UUID())", Clause{Kind: AddColumn, Name: "c", HasDefault: true, VolatileDefault: true}},
+		{"ALTER TABLE t ADD c DATETIME NULL ON UPDATE NOW()", Clause{Kind: AddColumn, Name: "c", VolatileDefault: true}},
+		{"ALTER TABLE t ADD c INT KEY", Clause{Kind: AddColumn, Name: "c", InlineKey: true}},
+		{"ALTER TABLE t ADD c INT CHECK (c > 0)", Clause{Kind: AddColumn, Name: "c", InlineKey: true}},
+		{"ALTER TABLE t ADD c INT NULL PARTITION BY HASH(id)", Clause{Kind: Unknown, Name: "c"}},
+		{"ALTER TABLE t ADD c INT NULL ENGINE=MyISAM", Clause{Kind: Unknown, Name: "c"}},
 	} {
 		c, err := Parse(tc.stmt)
 		if err != nil {
@@ -130,7 +146,7 @@ func TestAlterText(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
-	tbl := Table{Columns: []string{"id", "k", "c", "pad"}, PrimaryKey: []string{"id"}}
+	tbl := Table{Columns: []string{"id", "u", "k", "c", "pad"}, PrimaryKey: []string{"id"}, Unique: map[string][]string{"uk": {"u"}}}
 	instant := Probe{Ran: true, Instant: true}
 	copying := Probe{Ran: true, Why: "ALGORITHM=INSTANT is not supported. Reason: ..."}
 	for _, tc := range []struct {
@@ -154,6 +170,12 @@ func TestDecide(t *testing.T) {
 		{"ALTER TABLE t ADD c2 INT NOT NULL DEFAULT 0", copying, Auto, RSU, "", 0, ""},
 		{"ALTER TABLE t DROP COLUMN pad", copying, Auto, RSU, "", 0, ""},
 		{"ALTER TABLE t DROP COLUMN pad, DROP c", copying, Auto, RSU, "", 0, ""},
+		{"ALTER TABLE t DROP COLUMN u", copying, Auto, "", "", 2, "unique key uk"},
+		{"ALTER TABLE t DROP INDEX uk", copying, Auto, "", "", 1, "drops unique key uk"},
+		{"ALTER TABLE t DROP INDEX UK", copying, Auto, "", "", 1, "drops unique key UK"},
+		{"ALTER TABLE t ADD c2 TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP", copying, Auto, "", "", 1, "not a literal"},
+		{"ALTER TABLE t ADD c2 INT NULL", copying, Auto, RSU, "", 0, "Write nothing to c2"},
+		{"ALTER TABLE t COMMENT='x' ENGINE=Aria", copying, Auto, "", "", 1, "InnoDB tables only"},
 		{"ALTER TABLE t ADD c2 INT", Probe{}, Auto, RSU, "", 0, "not probed"},
 		// Not instant, rows incompatible: refused, with the reasons.
 		{"ALTER TABLE t MODIFY c BIGINT", copying, Auto, "", "", 1, "changes column c"},
@@ -166,7 +188,6 @@ func TestDecide(t *testing.T) {
 		{"ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4", copying, Auto, "", "", 1, "character set"},
 		{"ALTER TABLE t ENGINE=MyISAM", copying, Auto, "", "", 1, "InnoDB tables only"},
 		{"ALTER TABLE t ORDER BY c", copying, Auto, "", "", 1, "does not know"},
-		{"ALTER TABLE t DROP COLUMN pad", copying, Auto, RSU, "", 0, ""},
 		// Forced TOI runs anything; asked RSU never overrides the rules.
 		{"ALTER TABLE t MODIFY c BIGINT", copying, TOI, TOI, "", 1, "write stall lasts"},
 		{"ALTER TABLE t ADD c2 INT", instant, TOI, TOI, "INSTANT", 0, ""},

@@ -83,8 +83,11 @@ func TestBackupCostsNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
+	// No client read timeout: the changes run for as long as they take.
+	nodeDB, closeAll := lifecycle.CachedNodeDB(sb.LongAdminDB)
+	defer closeAll()
 	b := lifecycle.Backup{Store: store, By: "test", DrainTimeout: 5 * time.Second,
-		DB: func(_ context.Context, n string) (*sql.DB, error) { return sb.DB(n) },
+		DB: nodeDB,
 		Source: func(n string) (lifecycle.BackupSource, error) {
 			args, data, err := sb.BackupArgs(n)
 			return lifecycle.BackupSource{Args: args, DataDir: data}, err

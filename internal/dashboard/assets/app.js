@@ -157,8 +157,9 @@ function drawOperations(ops) {
     box.append(el("div", { class: "transfer" + (o.failed ? " stopped" : "") },
       el("span", { class: "arrow" }, o.kind + " (" + o.method + ")"), " " + o.statement + " ",
       total ? el("progress", { max: String(total), value: String(done || 0) }) : null,
-      " " + (done || 0) + " of " + (total || "?") + " nodes" + (o.node ? " · " + o.node + ": " + o.step : ""),
-      o.failed ? el("div", {}, "stopped: " + o.failed + " — galeon cluster ddl --resume | --abandon") : null));
+      " " + (done || 0) + " of " + (total || "?") + " nodes" + (o.node ? " · " + o.node + ": " + o.step : "") + (o.detail ? " · " + o.detail : ""),
+      o.failed ? el("div", {}, "stopped: " + o.failed + " — " + (o.kind === "schema-change"
+        ? "galeon cluster ddl --resume | --abandon" : "put the node right as said, then galeon cluster ddl --abandon")) : null));
   }
 }
 
