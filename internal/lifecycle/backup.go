@@ -97,15 +97,7 @@ func orNone(s string) string {
 // Run takes a backup into a new directory under dir and returns its path
 // and what it holds.
 func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error) {
-	if b.DrainTimeout <= 0 {
-		b.DrainTimeout = 10 * time.Second
-	}
-	if b.SyncTimeout <= 0 {
-		b.SyncTimeout = 30 * time.Minute
-	}
-	if b.Progress == nil {
-		b.Progress = func(string, string) {}
-	}
+	opDefaults(&b.DrainTimeout, &b.SyncTimeout, &b.Progress)
 	var info BackupInfo
 	if err := healthy(ctx, b.Store); err != nil {
 		return "", info, err

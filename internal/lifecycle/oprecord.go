@@ -64,3 +64,18 @@ func live(op *discovery.Operation) error {
 	}
 	return nil
 }
+
+// opDefaults fills an operation's unset settings: drain 10 s (as
+// drain_grace), catching up 30 min (a node applies all the cluster wrote
+// meanwhile), progress nowhere.
+func opDefaults(drain, sync *time.Duration, progress *func(node, msg string)) {
+	if *drain <= 0 {
+		*drain = 10 * time.Second
+	}
+	if *sync <= 0 {
+		*sync = 30 * time.Minute
+	}
+	if *progress == nil {
+		*progress = func(string, string) {}
+	}
+}

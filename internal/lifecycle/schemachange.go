@@ -312,17 +312,7 @@ func (s SchemaChange) Abandon(ctx context.Context) (*discovery.Operation, error)
 	return op, s.Store.EndOperation(ctx, op.ID)
 }
 
-func (s *SchemaChange) defaults() {
-	if s.DrainTimeout <= 0 {
-		s.DrainTimeout = 10 * time.Second
-	}
-	if s.SyncTimeout <= 0 {
-		s.SyncTimeout = 30 * time.Minute
-	}
-	if s.Progress == nil {
-		s.Progress = func(string, string) {}
-	}
-}
+func (s *SchemaChange) defaults() { opDefaults(&s.DrainTimeout, &s.SyncTimeout, &s.Progress) }
 
 // healthy refuses to start while a node is not Synced (a state transfer,
 // a node down): a roll needs every node, and a donor's desync must not

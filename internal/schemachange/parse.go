@@ -348,22 +348,12 @@ func (p *parser) has(w string) bool {
 }
 
 func (p *parser) addClause(cl *Clause) {
+	constraint := p.accept("CONSTRAINT")
+	if constraint && !p.word(0, "PRIMARY") && !p.word(0, "UNIQUE") && !p.word(0, "FOREIGN") && !p.word(0, "CHECK") {
+		p.accept("IF", "NOT", "EXISTS")
+		p.name()
+	}
 	switch {
-	case p.accept("CONSTRAINT"):
-		if !p.word(0, "PRIMARY") && !p.word(0, "UNIQUE") && !p.word(0, "FOREIGN") && !p.word(0, "CHECK") {
-			p.accept("IF", "NOT", "EXISTS")
-			p.name()
-		}
-		switch {
-		case p.word(0, "PRIMARY"):
-			cl.Kind = AddPrimaryKey
-		case p.word(0, "UNIQUE"):
-			cl.Kind = AddUnique
-		case p.word(0, "FOREIGN"):
-			cl.Kind = AddForeignKey
-		case p.word(0, "CHECK"):
-			cl.Kind = AddCheck
-		}
 	case p.word(0, "PRIMARY"):
 		cl.Kind = AddPrimaryKey
 	case p.word(0, "UNIQUE"):
@@ -372,6 +362,8 @@ func (p *parser) addClause(cl *Clause) {
 		cl.Kind = AddForeignKey
 	case p.word(0, "CHECK"):
 		cl.Kind = AddCheck
+	case constraint:
+		// CONSTRAINT [name] followed by anything else: Unknown.
 	case p.accept("INDEX"), p.accept("KEY"), p.accept("FULLTEXT"), p.accept("SPATIAL"):
 		cl.Kind = AddIndex
 		p.accept("INDEX")
