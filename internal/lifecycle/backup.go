@@ -66,17 +66,18 @@ type BackupInfo struct {
 // BackupInfoFile is the name of the file describing a backup.
 const BackupInfoFile = "galeon-backup.json"
 
-// ChooseBackupNode picks the node to copy: Synced, not the writer, the
-// most advanced (then by name). A donor or joiner is not Synced.
-func ChooseBackupNode(nodes []discovery.NodeFacts, writer string) (string, error) {
+// ChooseBackupNode picks the node to copy: Synced, not the writer, not
+// drained by an operator (the backup would end the drain), the most
+// advanced (then by name). A donor or joiner is not Synced.
+func ChooseBackupNode(nodes []discovery.NodeFacts, writer string, drained []string) (string, error) {
 	var cands []discovery.NodeFacts
 	for _, n := range nodes {
-		if n.Synced && n.Name != writer {
+		if n.Synced && n.Name != writer && !slices.Contains(drained, n.Name) {
 			cands = append(cands, n)
 		}
 	}
 	if len(cands) == 0 {
-		return "", fmt.Errorf("no Synced node other than the writer (%s): a backup never desyncs the writer; wait for a node to be Synced or add one", orNone(writer))
+		return "", fmt.Errorf("no Synced node other than the writer (%s) that an operator has not drained (%s): a backup never desyncs the writer; wait for a node to be Synced, undrain one, or add one", orNone(writer), orNone(strings.Join(drained, ", ")))
 	}
 	slices.SortFunc(cands, func(a, b discovery.NodeFacts) int {
 		if a.LastCommitted != b.LastCommitted {
@@ -110,7 +111,11 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 	if err != nil {
 		return "", info, err
 	}
-	if info.Node, err = ChooseBackupNode(nodes, u.Decision.Writer); err != nil {
+	drained, err := sharedconfig.Drained(ctx, b.Store)
+	if err != nil {
+		return "", info, err
+	}
+	if info.Node, err = ChooseBackupNode(nodes, u.Decision.Writer, drained); err != nil {
 		return "", info, err
 	}
 	src, err := b.Source(info.Node)

@@ -12,20 +12,23 @@ func TestChooseBackupNode(t *testing.T) {
 		return discovery.NodeFacts{Name: name, Synced: synced, LastCommitted: committed}
 	}
 	for _, tc := range []struct {
-		name   string
-		nodes  []discovery.NodeFacts
-		writer string
-		want   string
-		err    string
+		name    string
+		nodes   []discovery.NodeFacts
+		writer  string
+		drained []string
+		want    string
+		err     string
 	}{
-		{"never the writer", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 80)}, "node1", "node2", ""},
-		{"the most advanced", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 80), n("node3", true, 85)}, "node1", "node3", ""},
-		{"then by name", []discovery.NodeFacts{n("node3", true, 80), n("node2", true, 80), n("node1", true, 90)}, "node1", "node2", ""},
-		{"not a donor or joiner", []discovery.NodeFacts{n("node1", true, 90), n("node2", false, 95), n("node3", true, 70)}, "node1", "node3", ""},
-		{"only the writer", []discovery.NodeFacts{n("node1", true, 90), n("node2", false, 80)}, "node1", "", "no Synced node other than the writer (node1)"},
-		{"no writer", []discovery.NodeFacts{n("node1", true, 90)}, "", "node1", ""},
+		{"never the writer", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 80)}, "node1", nil, "node2", ""},
+		{"the most advanced", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 80), n("node3", true, 85)}, "node1", nil, "node3", ""},
+		{"then by name", []discovery.NodeFacts{n("node3", true, 80), n("node2", true, 80), n("node1", true, 90)}, "node1", nil, "node2", ""},
+		{"not a donor or joiner", []discovery.NodeFacts{n("node1", true, 90), n("node2", false, 95), n("node3", true, 70)}, "node1", nil, "node3", ""},
+		{"not one an operator drained", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 95), n("node3", true, 70)}, "node1", []string{"node2"}, "node3", ""},
+		{"only the writer", []discovery.NodeFacts{n("node1", true, 90), n("node2", false, 80)}, "node1", nil, "", "no Synced node other than the writer (node1)"},
+		{"every other drained", []discovery.NodeFacts{n("node1", true, 90), n("node2", true, 95)}, "node1", []string{"node2"}, "", "has not drained (node2)"},
+		{"no writer", []discovery.NodeFacts{n("node1", true, 90)}, "", nil, "node1", ""},
 	} {
-		got, err := ChooseBackupNode(tc.nodes, tc.writer)
+		got, err := ChooseBackupNode(tc.nodes, tc.writer, tc.drained)
 		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %q %v, want %q %q", tc.name, got, err, tc.want, tc.err)
 		}

@@ -262,6 +262,17 @@ func (s SchemaChange) Run(ctx context.Context, p Prepared) (Result, error) {
 	if err := healthy(ctx, s.Store); err != nil {
 		return Result{}, err
 	}
+	if p.Plan.Method == schemachange.RSU {
+		// The roll drains and undrains every node: it would end an
+		// operator's drain.
+		drained, err := sharedconfig.Drained(ctx, s.Store)
+		if err != nil {
+			return Result{}, err
+		}
+		if len(drained) > 0 {
+			return Result{}, fmt.Errorf("%s drained by an operator: a rolled change drains and undrains every node, which would end that drain; undrain first (galeon proxy drain NODE --undo), or run the change later", strings.Join(drained, ", "))
+		}
+	}
 	op := discovery.Operation{
 		ID: fmt.Sprintf("ddl-%d", time.Now().UnixMilli()), Kind: discovery.OperationSchemaChange, By: s.By,
 		Statement: p.Statement(), Schema: p.Schema, Method: string(p.Plan.Method),

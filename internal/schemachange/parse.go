@@ -220,7 +220,16 @@ func (p *parser) table(c *Change) error {
 
 func (p *parser) alter(c *Change) error {
 	p.i = 1
-	for p.accept("ONLINE") || p.accept("IGNORE") {
+	online := false
+	for {
+		if p.accept("ONLINE") {
+			online = true
+			continue
+		}
+		if p.word(0, "IGNORE") {
+			return errors.New("ALTER IGNORE TABLE deletes the rows that break a new unique key, each node its own: galeon does not run it; remove the duplicates first")
+		}
+		break
 	}
 	if !p.accept("TABLE") {
 		return fmt.Errorf("%q is not a schema change galeon runs: give one ALTER TABLE, CREATE INDEX or DROP INDEX", firstWords(c.Text))
@@ -237,18 +246,45 @@ func (p *parser) alter(c *Change) error {
 			return errors.New("an empty clause between commas")
 		}
 		cl, meta := p.clause(span)
-		switch meta {
-		case "ALGORITHM":
-			c.Algorithm = strings.ToUpper(lastWord(p.src, span))
-			continue
-		case "LOCK":
-			c.Lock = strings.ToUpper(lastWord(p.src, span))
+		if meta {
+			if err := p.algorithmLock(span, c); err != nil {
+				return err
+			}
 			continue
 		}
 		c.Clauses = append(c.Clauses, cl)
 	}
 	if len(c.Clauses) == 0 {
 		return errors.New("ALTER TABLE without a change (only ALGORITHM/LOCK)")
+	}
+	if online && c.Lock == "" {
+		c.Lock = "NONE" // ALTER ONLINE is LOCK=NONE
+	}
+	return nil
+}
+
+// algorithmLock reads a clause of ALGORITHM [=] x and LOCK [=] y options
+// (in any order, with or without a comma between them).
+func (p *parser) algorithmLock(span []sqlclass.Token, c *Change) error {
+	sub := &parser{src: p.src, toks: span}
+	for !sub.done() {
+		var into *string
+		switch {
+		case sub.accept("ALGORITHM"):
+			into = &c.Algorithm
+		case sub.accept("LOCK"):
+			into = &c.Lock
+		default:
+			return fmt.Errorf("%q: want ALGORITHM=… or LOCK=…", p.src[span[0].Start:span[len(span)-1].End])
+		}
+		if sub.punct(0, "=") {
+			sub.i++
+		}
+		v, ok := sub.name()
+		if !ok {
+			return fmt.Errorf("%q: ALGORITHM and LOCK take a value", p.src[span[0].Start:span[len(span)-1].End])
+		}
+		*into = strings.ToUpper(v)
 	}
 	return nil
 }
@@ -277,18 +313,14 @@ func (p *parser) split() [][]sqlclass.Token {
 	return append(out, p.toks[start:])
 }
 
-func lastWord(src string, span []sqlclass.Token) string {
-	return span[len(span)-1].Text(src)
-}
-
-// clause classifies one ALTER TABLE clause. meta is "ALGORITHM" or
-// "LOCK" for those options, which are not changes.
-func (p *parser) clause(span []sqlclass.Token) (cl Clause, meta string) {
+// clause classifies one ALTER TABLE clause. meta says it holds ALGORITHM
+// or LOCK options, which are not changes (algorithmLock reads them).
+func (p *parser) clause(span []sqlclass.Token) (cl Clause, meta bool) {
 	sub := &parser{src: p.src, toks: span}
 	cl.Text = p.src[span[0].Start:span[len(span)-1].End]
 	switch {
-	case sub.accept("ALGORITHM"), sub.accept("LOCK"):
-		return cl, strings.ToUpper(span[0].Text(p.src))
+	case sub.word(0, "ALGORITHM"), sub.word(0, "LOCK"):
+		return cl, true
 	case sub.accept("ADD"):
 		sub.addClause(&cl)
 	case sub.accept("DROP"):
@@ -334,7 +366,7 @@ func (p *parser) clause(span []sqlclass.Token) (cl Clause, meta string) {
 	default:
 		cl.Kind = tableOption(sub)
 	}
-	return cl, ""
+	return cl, false
 }
 
 // has reports whether the word w appears among the rest of the tokens.
@@ -668,9 +700,9 @@ func (c Change) QualifiedTable(defaultSchema string) string {
 }
 
 // AlterText is the change as one ALTER TABLE statement on table (already
-// quoted), without the statement's own ALGORITHM/LOCK, with algorithm
-// appended when not empty: what galeon runs, and what its probe runs on a
-// copy with ALGORITHM=INSTANT.
+// quoted), with algorithm (when not empty) in place of the statement's
+// own ALGORITHM, and the statement's LOCK: what galeon runs, and what its
+// probe runs on a copy with ALGORITHM=INSTANT.
 func (c Change) AlterText(table, algorithm string) string {
 	parts := make([]string, 0, len(c.Clauses)+1)
 	for _, cl := range c.Clauses {
@@ -678,6 +710,9 @@ func (c Change) AlterText(table, algorithm string) string {
 	}
 	if algorithm != "" {
 		parts = append(parts, "ALGORITHM="+algorithm)
+	}
+	if c.Lock != "" {
+		parts = append(parts, "LOCK="+c.Lock)
 	}
 	return "ALTER TABLE " + table + " " + strings.Join(parts, ", ")
 }

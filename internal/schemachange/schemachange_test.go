@@ -56,6 +56,10 @@ func TestParse(t *testing.T) {
 		{stmt: "CREATE UNIQUE INDEX u USING BTREE ON t (a)", table: "t", kinds: []Kind{AddUnique}, names: []string{"u"}},
 		{stmt: "DROP INDEX k ON t", table: "t", kinds: []Kind{DropIndex}, names: []string{"k"}},
 		{stmt: "DROP INDEX `PRIMARY` ON t", table: "t", kinds: []Kind{DropPrimaryKey}},
+		{stmt: "ALTER TABLE t ADD INDEX (a), ALGORITHM=INPLACE LOCK=NONE", table: "t", kinds: []Kind{AddIndex}, algorithm: "INPLACE"},
+		{stmt: "ALTER TABLE t ADD INDEX (a), LOCK = SHARED, ALGORITHM = NOCOPY", table: "t", kinds: []Kind{AddIndex}, algorithm: "NOCOPY"},
+		{stmt: "ALTER TABLE t ADD INDEX (a), ALGORITHM=INPLACE FORCE", err: "want ALGORITHM"},
+		{stmt: "ALTER IGNORE TABLE t ADD UNIQUE (a)", err: "ALTER IGNORE"},
 		{stmt: "UPDATE t SET a = 1", err: "not a schema change"},
 		{stmt: "ALTER USER x", err: "not a schema change"},
 		{stmt: "ALTER TABLE t", err: "without a change"},
@@ -141,6 +145,13 @@ func TestAlterText(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, want := c.AlterText(c.QualifiedTable("d"), ""), "ALTER TABLE `d`.`t` ADD c INT, DROP INDEX k"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	c, err = Parse("ALTER ONLINE TABLE t ADD INDEX (a)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.AlterText(c.QualifiedTable("d"), "INSTANT"), "ALTER TABLE `d`.`t` ADD INDEX (a), ALGORITHM=INSTANT, LOCK=NONE"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

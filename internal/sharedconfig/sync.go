@@ -216,3 +216,17 @@ func SetDrained(ctx context.Context, store *discovery.Store, node string, on boo
 	}
 	return errors.New("the shared configuration kept changing: retry")
 }
+
+// Drained lists the nodes under an operator drain in the shared
+// configuration (none when there is no shared configuration).
+func Drained(ctx context.Context, store *discovery.Store) ([]string, error) {
+	raw, ok, err := store.GetConfig(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var d Doc
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, fmt.Errorf("%s: %v", store.Keys.RuntimeConfig(), err)
+	}
+	return d.Drained, nil
+}
