@@ -29,6 +29,10 @@ func (p *Proxy) SetOperation(op *Operation) {
 		p.events.Add(eventlog.Operation, "", fmt.Sprintf("%s %s ended (%d of %d nodes done)", prev.Kind, prev.ID, prev.Done, prev.Total))
 	case op == nil:
 	case prev == nil || prev.ID != op.ID:
+		if prev != nil {
+			// The watch skipped the previous one's end.
+			p.events.Add(eventlog.Operation, "", fmt.Sprintf("%s %s ended (%d of %d nodes done)", prev.Kind, prev.ID, prev.Done, prev.Total))
+		}
 		p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s by %s (%s): %s", op.Kind, op.ID, op.By, op.Method, op.Statement))
 		fallthrough
 	default:

@@ -108,19 +108,28 @@ func Decide(c Change, t Table, p Probe, asked Method) Plan {
 		Why: "not a metadata-only change (" + notInstant(p) + ") and not safe to roll one node at a time: " + strings.Join(unsafe, "; ") + ". " + options}
 }
 
-// newColumns warns about the columns a rolled change adds: until every
-// node has them, a node without them drops the values written there.
+// newColumns warns about what clients must not use while a change rolls:
+// the columns it adds (a node without them drops the values written
+// there) and the indexes it drops or renames (FORCE INDEX naming them
+// fails on the nodes already changed).
 func newColumns(c Change) string {
-	var cols []string
+	var cols, idx []string
 	for _, cl := range c.Clauses {
-		if cl.Kind == AddColumn {
+		switch cl.Kind {
+		case AddColumn:
 			cols = append(cols, cl.Name)
+		case DropIndex, RenameIndex:
+			idx = append(idx, cl.Name)
 		}
 	}
-	if len(cols) == 0 {
-		return ""
+	var out string
+	if len(cols) > 0 {
+		out += ". Write nothing to " + strings.Join(cols, ", ") + " before the change is done on every node: a node without the column drops the values written there"
 	}
-	return ". Write nothing to " + strings.Join(cols, ", ") + " before the change is done on every node: a node without the column drops the values written there"
+	if len(idx) > 0 {
+		out += ". Statements that name index " + strings.Join(idx, ", ") + " (FORCE/USE INDEX) fail on the nodes already changed until the roll ends"
+	}
+	return out
 }
 
 const options = "Options: run it as TOI (--method toi), accepting that every write stalls cluster-wide while it runs, or with an online copy tool (pt-online-schema-change)"
