@@ -21,7 +21,7 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
        galeon cluster recover [--force NODE]
        galeon cluster add
        galeon cluster remove NODE
-       galeon cluster ddl [--schema DB] [--method auto|toi|rsu] [--dry-run] "STATEMENT"
+       galeon cluster ddl [--schema DB] [--method auto|toi|rsu] [--dry-run] [--node-user U] "STATEMENT"
        galeon cluster ddl --resume | --abandon
        galeon cluster backup [--dir DIR]
        galeon cluster restore --from-backup DIR --name NEW [--base-port P] [--nodes N]
@@ -51,7 +51,9 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
                     (--method toi forces TOI and its cluster-wide write stall). --dry-run
                     prints the decision only. The operation is recorded in etcd, one at a
                     time: --resume goes on after an interruption, --abandon forgets it
-                    (sandbox: galeon reaches the nodes with the sandbox's admin account)
+                    (a sandbox's nodes are reached with its admin account; others', at
+                    the addresses their agents registered, as --node-user with the
+                    password in $GALEON_NODE_PASSWORD)
   backup            a full physical backup (mariabackup) at no cost to clients: from a Synced
                     node that is not the writer (the most advanced), drained through every
                     proxy and desynchronised while it copies (flow control never stalls the

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -17,8 +19,8 @@ import (
 
 // ddlFlags are galeon cluster ddl's own flags.
 type ddlFlags struct {
-	schema, method          *string
-	dryRun, resume, abandon *bool
+	schema, method, nodeUser *string
+	dryRun, resume, abandon  *bool
 }
 
 func (f *ddlFlags) add(fs *flag.FlagSet) {
@@ -27,14 +29,21 @@ func (f *ddlFlags) add(fs *flag.FlagSet) {
 	f.dryRun = fs.Bool("dry-run", false, "ddl: print the decision, change nothing")
 	f.resume = fs.Bool("resume", false, "ddl: go on with the recorded schema change")
 	f.abandon = fs.Bool("abandon", false, "ddl: forget the recorded schema change (after putting the cluster right by hand)")
+	f.nodeUser = fs.String("node-user", "", "ddl with --discovery: the account galeon uses on every node (DDL, SET GLOBAL); its password from $GALEON_NODE_PASSWORD")
 }
 
 // runDDL is galeon cluster ddl.
 func runDDL(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, pos []string, f ddlFlags, who string, progress func(node, msg string)) error {
-	if sb == nil {
-		return errors.New("galeon cluster ddl reaches the nodes' servers with an administrative account; today that is a sandbox's (--name); on other clusters run the change with your tools for now")
+	var open func(string) (*sql.DB, error)
+	switch {
+	case sb != nil:
+		open = sb.LongAdminDB
+	case *f.nodeUser == "":
+		return errors.New("galeon cluster ddl reaches every node's server with an account that may run DDL and SET GLOBAL: give --node-user, its password in $GALEON_NODE_PASSWORD")
+	default:
+		open = lifecycle.DirectNodeDB(store, *f.nodeUser, os.Getenv("GALEON_NODE_PASSWORD"))
 	}
-	nodeDB, closeAll := lifecycle.CachedNodeDB(sb.LongAdminDB)
+	nodeDB, closeAll := lifecycle.CachedNodeDB(open)
 	defer closeAll()
 	sc := lifecycle.SchemaChange{Store: store, By: who, Progress: progress, DB: nodeDB}
 	start := time.Now()

@@ -24,6 +24,36 @@ import (
 // locks): no client read timeout, only the context.
 type NodeDB func(ctx context.Context, node string) (*sql.DB, error)
 
+// DirectNodeDB opens pools to the nodes at the MySQL addresses their
+// agents registered, as user (no client read timeout: statements run as
+// long as their context allows). For clusters outside a sandbox: the
+// operator's machine reaches the nodes with an account that may run DDL
+// and SET GLOBAL.
+func DirectNodeDB(store *discovery.Store, user, password string) func(node string) (*sql.DB, error) {
+	return func(node string) (*sql.DB, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		nodes, err := store.Nodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			if n.Name != node {
+				continue
+			}
+			cfg := mysql.NewConfig()
+			cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", n.Address
+			cfg.Timeout, cfg.WriteTimeout = 5*time.Second, 30*time.Second
+			c, err := mysql.NewConnector(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return sql.OpenDB(c), nil
+		}
+		return nil, fmt.Errorf("no node %s is registered", node)
+	}
+}
+
 // CachedNodeDB makes a NodeDB that opens one pool per node with open and
 // keeps it; closeAll closes them.
 func CachedNodeDB(open func(node string) (*sql.DB, error)) (db NodeDB, closeAll func()) {

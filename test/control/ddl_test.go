@@ -62,7 +62,9 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	var alone []window // when each node ran a change alone
 	start := time.Now()
 	// No client read timeout: the changes run for as long as they take.
-	nodeDB, closeAll := lifecycle.CachedNodeDB(sb.LongAdminDB)
+	// The nodes are reached as on a cluster outside a sandbox: at the
+	// addresses their agents registered, with an account given.
+	nodeDB, closeAll := lifecycle.CachedNodeDB(lifecycle.DirectNodeDB(store, sb.Credentials.AdminUser, sb.Credentials.AdminPassword))
 	defer closeAll()
 	sc := lifecycle.SchemaChange{Store: store, By: "test", DrainTimeout: 5 * time.Second,
 		DB: nodeDB,
