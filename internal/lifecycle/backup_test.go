@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
 )
@@ -31,6 +32,25 @@ func TestChooseBackupNode(t *testing.T) {
 		got, err := ChooseBackupNode(tc.nodes, tc.writer, tc.drained)
 		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %q %v, want %q %q", tc.name, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// live tells an operation another galeon still runs (written lately, not
+// stopped) from one to take over.
+func TestLive(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name    string
+		op      discovery.Operation
+		running bool
+	}{
+		{"written a moment ago", discovery.Operation{Updated: now.Add(-2 * time.Second)}, true},
+		{"silent past deadAfter: its galeon died", discovery.Operation{Updated: now.Add(-deadAfter - time.Second)}, false},
+		{"stopped", discovery.Operation{Updated: now, Failed: "node died"}, false},
+	} {
+		if err := live(&tc.op); (err != nil) != tc.running {
+			t.Errorf("%s: %v, want running %v", tc.name, err, tc.running)
 		}
 	}
 }
