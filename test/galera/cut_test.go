@@ -68,6 +68,15 @@ func TestReaderCutFromPrimary(t *testing.T) {
 	if n := l.wErr.Load(); n != 0 {
 		t.Logf("write errors (the writer was not touched): %v", l.errorsSeen())
 	}
+	if t.Failed() {
+		// What the proxy saw of the nodes, oldest first.
+		evs := r.p.Events()
+		for i := len(evs) - 1; i >= 0; i-- {
+			if e := evs[i]; e.At.After(cut.Add(-time.Second)) {
+				t.Logf("event %s %s %s: %s", e.At.Format("15:04:05.000"), e.Kind, e.Node, e.Detail)
+			}
+		}
+	}
 }
 
 // preparedReads are autocommit reads, half of them with a parameter

@@ -89,7 +89,13 @@ func TestProxy(t *testing.T) {
 	t.Run("reads follow reader weights, changed live through the admin interface", func(t *testing.T) {
 		adm := pt.adminDB(t)
 		mustExec(t, adm, "DELETE FROM stats_query_digest")
-		counts := countReads(t, db, 10000, 8)
+		// One read in flight at a time: every pick sees the readers
+		// equally loaded, so the split is the weights' alone. With several
+		// in flight the less loaded of two draws takes the read (power of
+		// two choices, docs/proxy.md): a node slowed a moment gets fewer
+		// reads, by design — with 8 workers CI once saw 0.566/0.434 for
+		// weights 100/100.
+		counts := countReads(t, db, 10000, 1)
 		checkShares(t, counts, map[string]float64{"node2": 0.5, "node3": 0.5}, 10000)
 		res := mustExec(t, adm, "UPDATE servers SET reader_weight = 300 WHERE name = 'node3'")
 		if n, _ := res.RowsAffected(); n != 1 {
@@ -98,7 +104,7 @@ func TestProxy(t *testing.T) {
 		if got := str(t, adm, "SELECT reader_weight FROM servers WHERE name = 'node3'"); got != "300" {
 			t.Errorf("servers shows reader_weight %s after the update", got)
 		}
-		counts = countReads(t, db, 10000, 8)
+		counts = countReads(t, db, 10000, 1)
 		checkShares(t, counts, map[string]float64{"node2": 0.25, "node3": 0.75}, 10000)
 		// The weights are the operator's: nothing rewrote them.
 		rows, err := adm.Query("SELECT name, reader_weight FROM servers ORDER BY name")
