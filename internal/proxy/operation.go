@@ -24,23 +24,22 @@ type Operation struct {
 // its steps as events.
 func (p *Proxy) SetOperation(op *Operation) {
 	prev := p.operation.Swap(op)
-	switch {
-	case op == nil && prev != nil:
+	if prev != nil && (op == nil || op.ID != prev.ID) {
+		// Ended (also when the watch skipped straight to the next one).
 		p.events.Add(eventlog.Operation, "", fmt.Sprintf("%s %s ended (%d of %d nodes done)", prev.Kind, prev.ID, prev.Done, prev.Total))
-	case op == nil:
-	case prev == nil || prev.ID != op.ID:
-		if prev != nil {
-			// The watch skipped the previous one's end.
-			p.events.Add(eventlog.Operation, "", fmt.Sprintf("%s %s ended (%d of %d nodes done)", prev.Kind, prev.ID, prev.Done, prev.Total))
-		}
+		prev = nil
+	}
+	if op == nil {
+		return
+	}
+	if prev == nil {
 		p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s by %s (%s): %s", op.Kind, op.ID, op.By, op.Method, op.Statement))
-		fallthrough
-	default:
-		if op.Failed != "" && (prev == nil || prev.Failed != op.Failed) {
-			p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s stopped: %s", op.Kind, op.ID, op.Failed))
-		} else if op.Step != "" && (prev == nil || prev.ID != op.ID || prev.Current != op.Current || prev.Step != op.Step) {
-			p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s: %s %s (%d of %d nodes done)", op.Kind, op.ID, op.Current, op.Step, op.Done, op.Total))
-		}
+	}
+	switch {
+	case op.Failed != "" && (prev == nil || prev.Failed != op.Failed):
+		p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s stopped: %s", op.Kind, op.ID, op.Failed))
+	case op.Step != "" && (prev == nil || prev.Current != op.Current || prev.Step != op.Step):
+		p.events.Add(eventlog.Operation, op.Current, fmt.Sprintf("%s %s: %s %s (%d of %d nodes done)", op.Kind, op.ID, op.Current, op.Step, op.Done, op.Total))
 	}
 }
 
