@@ -187,7 +187,7 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 	}
 	step("catching up")
 	b.Progress(info.Node, "resynchronised; catching up")
-	if err := waitSynced(bctx, b.Store, info.Node, b.SyncTimeout); err != nil {
+	if err := waitSyncedOn(bctx, db, b.Store, info.Node, b.SyncTimeout); err != nil {
 		return fail(withCopy(fmt.Errorf("%s did not come back Synced: %w (it stays drained: galeon proxy drain %s --undo once it is)", info.Node, err, info.Node)), false)
 	}
 	if err := sharedconfig.SetDrained(bctx, b.Store, info.Node, false, "backup"); err != nil {

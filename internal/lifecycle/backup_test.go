@@ -54,3 +54,30 @@ func TestLive(t *testing.T) {
 		}
 	}
 }
+
+func TestUnhealthy(t *testing.T) {
+	synced := discovery.NodeFacts{Name: "node1", Up: true, Synced: true, LocalState: 4, LocalStateComment: "Synced"}
+	joined := discovery.NodeFacts{Name: "node2", Up: true, LocalState: 3, LocalStateComment: "Joined"}
+	desynced := discovery.NodeFacts{Name: "node2", Up: true, LocalState: 2, LocalStateComment: "Donor/Desynced"}
+	joining := discovery.NodeFacts{Name: "node3", Up: true, LocalState: 1, LocalStateComment: "Joining"}
+	down := discovery.NodeFacts{Name: "node3", Error: "connection refused"}
+	for _, tc := range []struct {
+		name      string
+		nodes     []discovery.NodeFacts
+		why       string
+		transient bool
+	}{
+		{"all Synced", []discovery.NodeFacts{synced}, "", false},
+		{"none registered", nil, "no node is registered", false},
+		{"one catching up after a desync", []discovery.NodeFacts{synced, joined}, "node2 is not Synced (Joined)", true},
+		{"one desynced", []discovery.NodeFacts{synced, desynced}, "node2 is not Synced (Donor/Desynced)", true},
+		{"one receiving a state transfer", []discovery.NodeFacts{synced, joining}, "node3 is not Synced (Joining)", false},
+		{"one down", []discovery.NodeFacts{synced, down}, "node3 is not Synced", false},
+		{"catching up, and one down", []discovery.NodeFacts{synced, joined, down}, "node2 is not Synced (Joined)", false},
+	} {
+		why, transient := unhealthy(tc.nodes)
+		if transient != tc.transient || (why == "") != (tc.why == "") || !strings.Contains(why, tc.why) {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, why, transient, tc.why, tc.transient)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -164,6 +165,24 @@ func waitSynced(ctx context.Context, store *discovery.Store, name string, timeou
 		}
 		return false
 	})
+}
+
+// waitSyncedOn waits until name says on db that it is Synced, then until
+// its agent reports it Synced. The agent alone is not enough after a
+// short desync (a quick RSU statement): it checks every half second and
+// publishes only what changed, so its last report can be the Synced from
+// before the desync, while the node is still Joined and catching up.
+func waitSyncedOn(ctx context.Context, db *sql.DB, store *discovery.Store, name string, timeout time.Duration) error {
+	err := until(ctx, timeout, name+" Synced (by its own wsrep_local_state)", func() bool {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		var k, v string
+		return db.QueryRowContext(qctx, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state'").Scan(&k, &v) == nil && v == "4"
+	})
+	if err != nil {
+		return err
+	}
+	return waitSynced(ctx, store, name, timeout)
 }
 
 // waitOnlineEverywhere waits until every proxy routes to name.

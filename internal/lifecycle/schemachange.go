@@ -357,21 +357,59 @@ func (s *SchemaChange) defaults() { opDefaults(&s.DrainTimeout, &s.SyncTimeout, 
 
 // healthy refuses to start while a node is not Synced (a state transfer,
 // a node down): a roll needs every node, and a donor's desync must not
-// add to it.
+// add to it. A node on its way back to Synced (Joined after a short
+// desync, such as the previous operation's) is waited for up to
+// transientWait before that counts.
 func healthy(ctx context.Context, store *discovery.Store) error {
-	nodes, err := store.Nodes(ctx)
-	if err != nil {
-		return err
-	}
-	if len(nodes) == 0 {
-		return errors.New("no node is registered")
-	}
-	for _, n := range nodes {
-		if !n.Synced {
-			return fmt.Errorf("%s is not Synced (%s): a schema change starts from a healthy cluster, not during a state transfer or with a node down", n.Name, n.LocalStateComment)
+	deadline := time.Now().Add(transientWait)
+	for {
+		nodes, err := store.Nodes(ctx)
+		if err != nil {
+			return err
+		}
+		why, transient := unhealthy(nodes)
+		if why == "" {
+			return nil
+		}
+		if !transient || time.Now().After(deadline) {
+			return errors.New(why)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return nil
+}
+
+// transientWait is how long healthy waits for a node that is up and
+// catching up.
+const transientWait = 10 * time.Second
+
+// unhealthy says why the cluster is not ready for an operation ("" if it
+// is), and whether that may pass by itself soon: every node not Synced is
+// up and Joined or Desynced (on its way back after a desync; a donor of a
+// state transfer looks the same, and is refused after transientWait).
+func unhealthy(nodes []discovery.NodeFacts) (why string, transient bool) {
+	if len(nodes) == 0 {
+		return "no node is registered", false
+	}
+	transient = true
+	for _, n := range nodes {
+		if n.Synced {
+			continue
+		}
+		if why == "" {
+			why = fmt.Sprintf("%s is not Synced (%s): a schema change or backup starts from a healthy cluster, not during a state transfer or with a node down", n.Name, n.LocalStateComment)
+		}
+		if !n.Up || (n.LocalState != 2 && n.LocalState != 3) {
+			transient = false
+		}
+	}
+	if why == "" {
+		return "", false
+	}
+	return why, transient
 }
 
 func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Result, error) {
@@ -532,7 +570,7 @@ func (s SchemaChange) rollOne(ctx context.Context, name string, rec *opRecord) (
 	}
 	rec.set(ctx, func(op *discovery.Operation) { op.Step = "catching up" })
 	s.Progress(name, "catching up with the cluster")
-	if err := waitSynced(ctx, s.Store, name, s.SyncTimeout); err != nil {
+	if err := waitSyncedOn(ctx, db, s.Store, name, s.SyncTimeout); err != nil {
 		return 0, fmt.Errorf("did not come back Synced: %w (it stays drained)", err)
 	}
 	if err := sharedconfig.SetDrained(ctx, s.Store, name, false, "schema-change"); err != nil {
