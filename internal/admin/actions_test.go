@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,10 @@ type actionTables struct {
 	mu     sync.Mutex
 	states map[string]string
 	writer string
+	// planned: the statements inserted into operations; gone: the ids
+	// deleted from it; ran: those set to run.
+	planned   [][]any
+	gone, ran []string
 }
 
 func (a *actionTables) tables() []Table {
@@ -57,7 +62,24 @@ func (a *actionTables) tables() []Table {
 			a.writer = node
 			return nil
 		}}
-	return []Table{servers, writer}
+	ops := Table{Name: "operations", Columns: []Column{{Name: "id", Kind: Text}, {Name: "statement", Kind: Text},
+		{Name: "schema", Kind: Text, Nullable: true}, {Name: "method", Kind: Text, Nullable: true}, {Name: "step", Kind: Text, Nullable: true}},
+		Rows:    func() [][]any { return [][]any{{"plan-1", "ALTER TABLE t ADD INDEX k (a)", "app", "rsu", "planned"}} },
+		Accepts: OpInsert | OpUpdate | OpDelete,
+		Apply: func(changes []Change) error {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			switch ch := changes[0]; ch.Op() {
+			case OpInsert:
+				a.planned = append(a.planned, ch.New)
+			case OpDelete:
+				a.gone = append(a.gone, ch.Old[0].(string))
+			default:
+				a.ran = append(a.ran, ch.Old[0].(string)+":"+ch.New[4].(string))
+			}
+			return nil
+		}}
+	return []Table{servers, writer, ops}
 }
 
 func TestDashboardActions(t *testing.T) {
@@ -92,6 +114,20 @@ func TestDashboardActions(t *testing.T) {
 		t.Errorf("switchover: %d %s; writer %s", rec.Code, rec.Body, a.writer)
 	}
 
+	// A schema change to plan reaches the table as written, quotes and
+	// backslashes included; run and cancel name the plan.
+	stmt := `ALTER TABLE t ADD COLUMN c VARCHAR(9) DEFAULT 'it''s \\ \\%'`
+	if rec := post(`{"action":"plan","statement":`+strconv.Quote(stmt)+`,"schema":"app"}`, nil); rec.Code != 200 || len(a.planned) != 1 ||
+		a.planned[0][1] != stmt || a.planned[0][2] != "app" || a.planned[0][3] != "auto" {
+		t.Errorf("plan: %d %s; the table got %q", rec.Code, rec.Body, a.planned)
+	}
+	if rec := post(`{"action":"run","id":"plan-1"}`, nil); rec.Code != 200 || len(a.ran) != 1 || a.ran[0] != "plan-1:run" {
+		t.Errorf("run: %d %s; %q", rec.Code, rec.Body, a.ran)
+	}
+	if rec := post(`{"action":"cancel","id":"plan-1"}`, nil); rec.Code != 200 || len(a.gone) != 1 || a.gone[0] != "plan-1" {
+		t.Errorf("cancel: %d %s; %q", rec.Code, rec.Body, a.gone)
+	}
+
 	for _, c := range []struct {
 		what, body string
 		mod        func(*http.Request)
@@ -102,6 +138,9 @@ func TestDashboardActions(t *testing.T) {
 		{"unknown node", `{"action":"drain","node":"node9"}`, nil, 404, `no server named`},
 		{"SQL in the node name", `{"action":"drain","node":"x' OR '1'='1"}`, nil, 400, "bad node name"},
 		{"unknown action", `{"action":"destroy","node":"node1"}`, nil, 400, "unknown action"},
+		{"unknown plan", `{"action":"run","id":"plan-9"}`, nil, 404, "no plan or operation"},
+		{"SQL in an id", `{"action":"cancel","id":"x' OR '1'='1"}`, nil, 400, "bad operation id"},
+		{"plan without a statement", `{"action":"plan","schema":"app"}`, nil, 400, "give the schema change"},
 		{"extra fields", `{"action":"drain","node":"node1","force":true}`, nil, 400, "bad action body"},
 		{"no login", `{"action":"drain","node":"node1"}`, func(r *http.Request) { r.Header.Del("Authorization") }, 401, "authentication required"},
 		{"wrong password", `{"action":"drain","node":"node1"}`, func(r *http.Request) { r.SetBasicAuth(testUser, "nope") }, 401, "authentication required"},

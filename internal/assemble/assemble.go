@@ -13,12 +13,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/admin"
+	"github.com/galeon-db/galeon/internal/adminops"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/metrics"
@@ -73,6 +75,7 @@ type Proxy struct {
 	Name  string
 
 	log       *slog.Logger
+	ops       *adminops.Runner
 	ownsStore bool
 	// embedded: the store this proxy closes runs etcd inside it.
 	embedded bool
@@ -160,10 +163,22 @@ func Start(ctx context.Context, o Options) (_ *Proxy, err error) {
 		if err != nil {
 			return nil, err
 		}
+		// Operations started from the admin interface need the control
+		// plane and an account on the nodes.
+		var ops proxyadmin.Operations
+		if a.Store != nil && cfg.Operations.NodeUser != "" {
+			pw := cfg.Operations.NodePassword
+			if pw == "" {
+				pw = os.Getenv("GALEON_NODE_PASSWORD")
+			}
+			a.ops = adminops.New(a.Store, cfg.Operations.NodeUser, pw, a.Name+" (admin)", log)
+			undo = append(undo, a.ops.Close)
+			ops = a.ops
+		}
 		a.Admin = admin.NewServer(admin.Config{
 			SQLListen: cfg.Admin.Listen, HTTPListen: cfg.Admin.HTTPListen,
 			User: cfg.Admin.User, Password: cfg.Admin.Password, Logger: log,
-		}, proxyadmin.Tables(a.Proxy), metrics.Handler(reg, log))
+		}, proxyadmin.Tables(a.Proxy, ops), metrics.Handler(reg, log))
 		if err := a.Admin.Listen(); err != nil {
 			return nil, err
 		}
@@ -276,6 +291,11 @@ func (a *Proxy) stop(step *atomic.Pointer[string]) {
 		took = append(took, name, time.Since(t).Round(time.Microsecond))
 	}
 	begin := time.Now()
+	if a.ops != nil {
+		// An operation this proxy runs stops where it is, recorded as
+		// stopped (resumable from anywhere), while etcd is still there.
+		run("stop_operation", a.ops.Close)
+	}
 	run("leave_control_plane", func() {
 		a.stopLink()
 		<-a.linkDone
@@ -303,6 +323,9 @@ func (a *Proxy) Halt() {
 	a.once.Do(func() {
 		a.stopData()
 		a.dataDone.Wait()
+		if a.ops != nil {
+			a.ops.Close()
+		}
 		a.stopLink()
 		if a.ownsStore {
 			a.Store.Close()

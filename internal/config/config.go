@@ -37,6 +37,19 @@ type Config struct {
 	Users      []User      `toml:"users"`
 	Servers    []Server    `toml:"servers"`
 	QueryRules []QueryRule `toml:"query_rules"`
+	Operations Operations  `toml:"operations"`
+}
+
+// Operations lets this proxy run the cluster operations an operator
+// starts from its admin interface (schema changes, as galeon cluster ddl
+// runs them). It stays in this file: the shared configuration never
+// carries it.
+type Operations struct {
+	// NodeUser is the account used on every node (DDL, SET GLOBAL);
+	// empty: the admin interface shows operations but cannot start them.
+	NodeUser string `toml:"node_user"`
+	// NodePassword is its password; empty: $GALEON_NODE_PASSWORD.
+	NodePassword string `toml:"node_password"`
 }
 
 // Proxy is the client-facing MySQL endpoint.

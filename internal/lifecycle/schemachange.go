@@ -285,22 +285,34 @@ type Result struct {
 
 // Run carries out a prepared plan and records it in etcd while it runs.
 func (s SchemaChange) Run(ctx context.Context, p Prepared) (Result, error) {
+	carryOut, err := s.Start(ctx, p)
+	if err != nil {
+		return Result{}, err
+	}
+	return carryOut(ctx)
+}
+
+// Start checks that a prepared plan may run now and records it in etcd
+// (one operation at a time); carryOut then runs it. Split so that one
+// who starts a change for someone else (the admin interface) can say at
+// once whether it started.
+func (s SchemaChange) Start(ctx context.Context, p Prepared) (carryOut func(context.Context) (Result, error), err error) {
 	s.defaults()
 	if p.Plan.Refused {
-		return Result{}, errors.New(p.Plan.Why)
+		return nil, errors.New(p.Plan.Why)
 	}
 	if err := healthy(ctx, s.Store); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if p.Plan.Method == schemachange.RSU {
 		// The roll drains and undrains every node: it would end an
 		// operator's drain.
 		drained, err := sharedconfig.Drained(ctx, s.Store)
 		if err != nil {
-			return Result{}, err
+			return nil, err
 		}
 		if len(drained) > 0 {
-			return Result{}, fmt.Errorf("%s drained by an operator: a rolled change drains and undrains every node, which would end that drain; undrain first (galeon proxy drain NODE --undo), or run the change later", strings.Join(drained, ", "))
+			return nil, fmt.Errorf("%s drained by an operator: a rolled change drains and undrains every node, which would end that drain; undrain first (galeon proxy drain NODE --undo), or run the change later", strings.Join(drained, ", "))
 		}
 	}
 	op := discovery.Operation{
@@ -310,34 +322,44 @@ func (s SchemaChange) Run(ctx context.Context, p Prepared) (Result, error) {
 		Started: time.Now().UTC(), Updated: time.Now(),
 	}
 	if _, err := s.Store.BeginOperation(ctx, op); err != nil {
-		return Result{}, fmt.Errorf("%w: one operation at a time (galeon cluster ddl --resume or --abandon)", err)
+		return nil, fmt.Errorf("%w: one operation at a time (galeon cluster ddl --resume or --abandon)", err)
 	}
-	return s.carryOut(ctx, op)
+	return func(ctx context.Context) (Result, error) { return s.carryOut(ctx, op) }, nil
 }
 
 // Resume goes on with the recorded schema change from where it stopped: a
 // node whose table already has the new definition counts as done.
 func (s SchemaChange) Resume(ctx context.Context) (Result, error) {
-	s.defaults()
-	op, err := s.Store.ReadOperation(ctx)
+	carryOut, err := s.StartResume(ctx)
 	if err != nil {
 		return Result{}, err
 	}
+	return carryOut(ctx)
+}
+
+// StartResume checks that the recorded schema change may go on now;
+// carryOut then goes on with it.
+func (s SchemaChange) StartResume(ctx context.Context) (carryOut func(context.Context) (Result, error), err error) {
+	s.defaults()
+	op, err := s.Store.ReadOperation(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if op == nil {
-		return Result{}, errors.New("no operation is recorded: nothing to resume")
+		return nil, errors.New("no operation is recorded: nothing to resume")
 	}
 	if op.Kind != discovery.OperationSchemaChange {
-		return Result{}, fmt.Errorf("the recorded operation is a %s (%s), not a schema change", op.Kind, op.ID)
+		return nil, fmt.Errorf("the recorded operation is a %s (%s), not a schema change", op.Kind, op.ID)
 	}
 	if err := live(op); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if err := healthy(ctx, s.Store); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	s.Progress("", "resuming "+op.ID+": "+op.Statement)
 	op.Failed = ""
-	return s.carryOut(ctx, *op)
+	return func(ctx context.Context) (Result, error) { return s.carryOut(ctx, *op) }, nil
 }
 
 // Abandon removes the recorded operation without running anything more,

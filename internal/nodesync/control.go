@@ -201,7 +201,7 @@ func followOperation(ctx context.Context, store *discovery.Store, p *proxy.Proxy
 			p.SetOperation(nil)
 			continue
 		}
-		p.SetOperation(&proxy.Operation{ID: op.ID, Kind: op.Kind, By: op.By, Statement: op.Statement, Method: op.Method,
+		p.SetOperation(&proxy.Operation{ID: op.ID, Kind: op.Kind, By: op.By, Statement: op.Statement, Schema: op.Schema, Method: op.Method,
 			Current: op.Current, Step: op.Step, Detail: op.Detail, Failed: op.Failed, Done: len(op.Done), Total: len(op.Order),
 			Started: op.Started, Updated: op.Updated})
 	}

@@ -11,7 +11,7 @@ import (
 // change), as the control plane records it: the admin table operations,
 // /metrics and the events show it on every proxy.
 type Operation struct {
-	ID, Kind, By, Statement, Method string
+	ID, Kind, By, Statement, Schema, Method string
 	// Current is the node in hand, Step what happens to it and Detail
 	// its progress (not an event: it changes every few seconds); Done of
 	// Total nodes are finished. Failed says why it stopped.

@@ -1,7 +1,7 @@
 // Package proxyadmin is a running proxy's face in the admin interface:
 // the tables operators read and change with SQL (servers, writer, users,
 // query_rules, stats_connection_pool, stats_query_digest, galera_checks,
-// events, stats_galeon, proxies, state_transfers), built from the proxy's
+// events, stats_galeon, proxies, state_transfers, operations), built from the proxy's
 // accessors. It keeps the admin engine (and SQLite) out of the data plane:
 // package proxy imports neither.
 package proxyadmin
@@ -24,9 +24,10 @@ import (
 // Tables exposes the running proxy to the admin interface. Reads are
 // live; writes apply atomically to new statements at once (reader and
 // writer weights, default hostgroups, query rules).
-func Tables(p *proxy.Proxy) []admin.Table {
+// ops, if not nil, lets the operations table start and steer operations.
+func Tables(p *proxy.Proxy, ops Operations) []admin.Table {
 	return []admin.Table{servers(p), writer(p), users(p), rules(p), pool(p), digests(p),
-		checks(p), events(p), counters(p), proxies(p), stateTransfers(p), operations(p)}
+		checks(p), events(p), counters(p), proxies(p), stateTransfers(p), operations(p, ops)}
 }
 
 func servers(p *proxy.Proxy) admin.Table {
@@ -438,25 +439,6 @@ func proxies(p *proxy.Proxy) admin.Table {
 				r.PublishedWriter, int64(r.PublishedEpoch), boolInt(r.Agrees), boolInt(r.Degraded), strings.Join(r.Online, ","), r.UpdatedAt.Format(time.RFC3339Nano)})
 		}
 		return out
-	}}
-}
-
-// operations shows the operator's cluster operation in progress (a
-// schema change), as the control plane records it: none, or one row.
-func operations(p *proxy.Proxy) admin.Table {
-	cols := []admin.Column{
-		{Name: "id", Kind: admin.Text}, {Name: "kind", Kind: admin.Text}, {Name: "method", Kind: admin.Text},
-		{Name: "statement", Kind: admin.Text}, {Name: "node", Kind: admin.Text}, {Name: "step", Kind: admin.Text}, {Name: "detail", Kind: admin.Text},
-		{Name: "nodes_done", Kind: admin.Int}, {Name: "nodes_total", Kind: admin.Int}, {Name: "failed", Kind: admin.Text},
-		{Name: "by", Kind: admin.Text}, {Name: "started_at", Kind: admin.Text}, {Name: "updated_at", Kind: admin.Text},
-	}
-	return admin.Table{Name: "operations", Columns: cols, Rows: func() [][]any {
-		op := p.Operation()
-		if op == nil {
-			return nil
-		}
-		return [][]any{{op.ID, op.Kind, op.Method, op.Statement, op.Current, op.Step, op.Detail, int64(op.Done), int64(op.Total), op.Failed,
-			op.By, op.Started.Format(time.RFC3339), op.Updated.Format(time.RFC3339Nano)}}
 	}}
 }
 

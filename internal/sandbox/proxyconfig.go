@@ -120,6 +120,9 @@ password = %q
 		} else {
 			fmt.Fprintf(&b, "endpoints = %q\n", sb.Discovery)
 		}
+		fmt.Fprintf(&b, "\n# the account this proxy uses on every node for the operations started from\n"+
+			"# its admin interface or dashboard (schema changes)\n[operations]\nnode_user = %q\nnode_password = %q\n",
+			c.AdminUser, c.AdminPassword)
 		return b.String()
 	}
 	if sb.Discovery != "" {

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 	"github.com/galeon-db/galeon/internal/eventlog"
 	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/sandbox"
@@ -93,6 +95,25 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	if _, err := sc.Run(ctx, p); err == nil {
 		t.Error("a refused plan ran")
 	}
+	// A fourth proxy serves the admin interface with an account on the
+	// nodes ([operations]): changes can be started from there.
+	p4 := startProxyTuned(t, sb, func() (*discovery.Store, func()) { return discoverytest.ConnectCuttable(t, store) }, "proxy4", false, func(c *config.Config) {
+		c.Admin.Listen, c.Admin.Password = "127.0.0.1:0", "admin-secret"
+		c.Operations.NodeUser, c.Operations.NodePassword = sb.Credentials.AdminUser, sb.Credentials.AdminPassword
+	})
+	adm, err := sql.Open("mysql", "admin:admin-secret@tcp("+p4.admin+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	adm.SetMaxOpenConns(1)
+	// Refused there too, with the same reasons; nothing is planned.
+	if _, err := adm.Exec("INSERT INTO operations (statement) VALUES ('ALTER TABLE app.ledger MODIFY node BIGINT')"); err == nil || !strings.Contains(err.Error(), "changes column node") {
+		t.Errorf("a type change planned at the admin prompt: %v, want refused with the reason", err)
+	}
+	if _, err := adm.Exec("INSERT INTO operations (statement, node) VALUES ('ALTER TABLE app.ledger ADD INDEX x (at)', 'node1')"); err == nil || !strings.Contains(err.Error(), "node cannot be given") {
+		t.Errorf("a plan with a column it cannot take: %v", err)
+	}
 	// A change that fails on the table fails on the probe, before any node.
 	if _, err := sc.Prepare(ctx, "ALTER TABLE app.ledger DROP COLUMN nosuch", "", schemachange.Auto); err == nil || !strings.Contains(err.Error(), "empty copy") {
 		t.Errorf("dropping a missing column: %v, want the probe's refusal", err)
@@ -148,7 +169,10 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	run("ALTER TABLE app.ledger ADD INDEX by_node (node, proxy)", schemachange.Auto, schemachange.RSU)
 	run("ALTER TABLE app.ledger ADD COLUMN note VARCHAR(20) NULL", schemachange.Auto, schemachange.TOI)
 	run("ALTER TABLE app.ledger ADD COLUMN note2 INT NOT NULL DEFAULT 7", schemachange.RSU, schemachange.RSU)
-	run("ALTER TABLE app.ledger DROP INDEX by_node", schemachange.Auto, schemachange.RSU) // NOCOPY, not INSTANT
+	// DROP INDEX (NOCOPY, not INSTANT) through a proxy's admin interface,
+	// as an operator at the admin prompt or on the dashboard does: planned
+	// first (nothing runs), then confirmed; the proxy runs the roll.
+	adminRun(t, ctx, adm, store, "ALTER TABLE ledger DROP INDEX by_node", "app", "rsu")
 	run("CREATE INDEX by_proxy ON app.ledger (proxy, node)", schemachange.TOI, schemachange.TOI)
 	// A rebuild leaves the definition as it was: it must still run on
 	// every node (its definition cannot say it is done).
@@ -233,8 +257,8 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 			t.Errorf("%d writes committed on %s while it ran the change alone (%s – %s)", n, w.node, w.from.Format("15:04:05.000"), w.to.Format("15:04:05.000"))
 		}
 	}
-	if complete != 15 {
-		t.Errorf("changes run alone to the end: %d, want 15 (five rolled changes, three nodes each)", complete)
+	if complete != 12 {
+		t.Errorf("changes run alone to the end: %d, want 12 (four rolled changes run here, three nodes each)", complete)
 	}
 	mu.Unlock()
 
@@ -300,6 +324,64 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	if _, err := sc.Run(ctx, p); !errors.Is(err, discovery.ErrOperationRunning) || !strings.Contains(err.Error(), "other") {
 		t.Errorf("a change while another operation runs: %v, want refused naming it", err)
 	}
+	if _, err := adm.Exec("INSERT INTO operations (statement, schema) VALUES ('ALTER TABLE ledger ADD INDEX at2 (at, id)', 'app')"); err != nil {
+		t.Fatal(err)
+	}
+	id := plannedID(t, adm)
+	if _, err := adm.Exec("UPDATE operations SET step = 'run' WHERE id = '" + id + "'"); err == nil || !strings.Contains(err.Error(), "other") {
+		t.Errorf("a plan confirmed while another operation runs: %v, want refused naming it", err)
+	}
+	if _, err := adm.Exec("DELETE FROM operations WHERE id = 'other'"); err == nil || !strings.Contains(err.Error(), "not in this proxy") {
+		t.Errorf("stopping an operation another runs, from this proxy: %v, want refused", err)
+	}
+}
+
+// plannedID is the one plan awaiting confirmation at the admin prompt adm.
+func plannedID(t *testing.T, adm *sql.DB) string {
+	t.Helper()
+	var id, method, why string
+	if err := adm.QueryRow("SELECT id, method, detail FROM operations WHERE step = 'planned'").Scan(&id, &method, &why); err != nil {
+		t.Fatalf("the plan: %v", err)
+	}
+	t.Logf("planned at the admin prompt: %s %s — %s", id, method, why)
+	return id
+}
+
+// adminRun plans stmt at the admin prompt adm, checks the plan's method,
+// confirms it, and waits until the proxy has run it to the end.
+func adminRun(t *testing.T, ctx context.Context, adm *sql.DB, store *discovery.Store, stmt, schema, want string) {
+	t.Helper()
+	if _, err := adm.Exec("INSERT INTO operations (statement, schema) VALUES ('" + stmt + "', '" + schema + "')"); err != nil {
+		t.Fatalf("plan %s: %v", stmt, err)
+	}
+	id := plannedID(t, adm)
+	var method string
+	if err := adm.QueryRow("SELECT method FROM operations WHERE id = '" + id + "'").Scan(&method); err != nil || method != want {
+		t.Fatalf("plan %s: method %q %v, want %s", stmt, method, err, want)
+	}
+	if op, err := store.ReadOperation(ctx); err != nil || op != nil {
+		t.Fatalf("a plan recorded an operation (%+v %v): planning runs nothing", op, err)
+	}
+	began := time.Now()
+	if _, err := adm.Exec("UPDATE operations SET step = 'run' WHERE id = '" + id + "'"); err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	op, err := store.ReadOperation(ctx)
+	if err != nil || op == nil || op.By != "proxy4 (admin)" {
+		t.Fatalf("after the confirmation the operation is %+v %v, want it recorded by proxy4 (admin)", op, err)
+	}
+	waitFor(t, 5*time.Minute, stmt+" run by the proxy", func() bool {
+		o, err := store.ReadOperation(ctx)
+		if err == nil && o != nil && o.Failed != "" {
+			t.Fatalf("%s stopped: %s", stmt, o.Failed)
+		}
+		return err == nil && o == nil
+	})
+	var n int
+	if err := adm.QueryRow("SELECT COUNT(*) FROM operations").Scan(&n); err != nil || n != 0 {
+		t.Errorf("operations after the change: %d rows %v, want none", n, err)
+	}
+	t.Logf("FIGURE %s run from a proxy's admin interface (%s): %s", stmt, want, time.Since(began).Round(time.Millisecond))
 }
 
 // window is when a node ran a change alone.

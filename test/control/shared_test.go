@@ -15,7 +15,7 @@ import (
 
 func table(t *testing.T, p *proxy.Proxy, name string) admin.Table {
 	t.Helper()
-	for _, tb := range proxyadmin.Tables(p) {
+	for _, tb := range proxyadmin.Tables(p, nil) {
 		if tb.Name == name {
 			return tb
 		}

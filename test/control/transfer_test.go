@@ -50,7 +50,7 @@ func TestStateTransferProgress(t *testing.T) {
 	var seen []transfer.Progress
 	var tableRows int
 	var table func() [][]any
-	for _, tb := range proxyadmin.Tables(m.p) {
+	for _, tb := range proxyadmin.Tables(m.p, nil) {
 		if tb.Name == "state_transfers" {
 			table = tb.Rows
 		}

@@ -33,6 +33,8 @@ type member struct {
 	addr  string
 	db    *sql.DB
 	store *discovery.Store
+	// admin is the admin SQL address, if served.
+	admin string
 	kill  func()
 	stop  func()
 }
@@ -97,13 +99,18 @@ func startProxyTuned(t *testing.T, sb *sandbox.Sandbox, connect func() (*discove
 	}
 	cfg.Galera.Interval = config.Duration(200 * time.Millisecond)
 	cfg.Galera.DrainGrace = config.Duration(3 * time.Second)
+	cfg.Admin.Listen, cfg.Admin.HTTPListen = "", "" // served only if tune says where
 	if tune != nil {
 		tune(&cfg)
 	}
 	own, sever := connect()
 	cfg.Discovery.Endpoints = "etcd://" + strings.TrimPrefix(own.Endpoints[0], "http://")
-	a := proxytest.StartWith(t, assemble.Options{Config: &cfg, Log: testLog(name), Store: own, CloseStore: true, Key: &testKey, Name: name})
+	a := proxytest.StartWith(t, assemble.Options{Config: &cfg, Log: testLog(name), Store: own, CloseStore: true, Key: &testKey, Name: name,
+		Admin: cfg.Admin.Listen != "" || cfg.Admin.HTTPListen != ""})
 	m := &member{name: name, p: a.Proxy, addr: a.Addr, db: appDB(t, sb, a.Addr), store: own}
+	if a.Admin != nil && cfg.Admin.Listen != "" {
+		m.admin = a.Admin.SQLAddr().String()
+	}
 	var once sync.Once
 	// kill ends the proxy as kill -9 would: its link to etcd is severed
 	// first (no resignation, no record removal: its leases expire), then

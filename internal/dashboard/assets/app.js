@@ -150,16 +150,29 @@ function drawTransfers(transfers) {
 
 function drawOperations(ops) {
   const box = document.getElementById("operation");
+  const running = ops.filter((o) => o.step !== "planned");
   box.textContent = "";
-  box.hidden = ops.length === 0;
-  for (const o of ops) {
+  box.hidden = running.length === 0;
+  for (const o of running) {
     const done = num(o.nodes_done), total = num(o.nodes_total);
     box.append(el("div", { class: "transfer" + (o.failed ? " stopped" : "") },
       el("span", { class: "arrow" }, o.kind + " (" + o.method + ")"), " " + o.statement + " ",
       total ? el("progress", { max: String(total), value: String(done || 0) }) : null,
       " " + (done || 0) + " of " + (total || "?") + " nodes" + (o.node ? " · " + o.node + ": " + o.step : "") + (o.detail ? " · " + o.detail : ""),
-      o.failed ? el("div", {}, "stopped: " + o.failed + " — " + (o.kind === "schema-change"
-        ? "galeon cluster ddl --resume | --abandon" : "put the node right as said, then galeon cluster ddl --abandon")) : null));
+      o.failed
+        ? el("div", {}, "stopped: " + o.failed + " ",
+          el("button", { onclick: () => opAct("run", o.id, "Resume " + o.statement + "? Nodes already changed are skipped; the one it stopped at is read again.") }, "Resume"),
+          el("button", { class: "danger", onclick: () => opAct("cancel", o.id, "Abandon " + o.statement + "? Nothing more runs; a node it stopped at may stay drained (undrain it on its card once it is right).") }, "Abandon"))
+        : el("button", { onclick: () => opAct("cancel", o.id, "Stop " + o.statement + "? It stops where it is, the node in hand left drained; you can resume it later.") }, "Stop")));
+  }
+  const plans = document.getElementById("plans");
+  plans.textContent = "";
+  for (const o of ops.filter((o) => o.step === "planned")) {
+    plans.append(el("div", { class: "transfer plan" },
+      el("span", { class: "arrow" }, o.method.toUpperCase()), " ", el("code", {}, o.statement),
+      el("div", { class: "muted" }, o.detail),
+      el("button", { class: "danger", onclick: () => opAct("run", o.id, "Run " + o.statement + " (" + o.method + ")? " + o.detail) }, "Run"),
+      el("button", { onclick: () => opAct("cancel", o.id, null) }, "Discard")));
   }
 }
 
@@ -214,17 +227,53 @@ function confirmDialog(text) {
 async function act(action, node) {
   if (!(await confirmDialog(WHAT[action](node)))) return;
   try {
-    const r = await fetch(api("actions"), {
-      method: "POST", credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-Galeon-Action": "1" },
-      body: JSON.stringify({ action, node }),
-    });
-    const body = await r.json();
-    notice(r.ok ? "done: " + body.statement : action + " " + node + " refused: " + body.error);
+    const r = await post({ action, node });
+    notice(r.ok ? "done: " + r.body.statement : action + " " + node + " refused: " + r.body.error);
   } catch (e) {
     notice(action + " " + node + " failed: " + e.message);
   }
 }
+
+async function post(body) {
+  const r = await fetch(api("actions"), {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-Galeon-Action": "1" },
+    body: JSON.stringify(body),
+  });
+  return { ok: r.ok, body: await r.json() };
+}
+
+// refreshOperations redraws the operations at once after an action (the
+// poll redraws everything else in its time).
+const refreshOperations = () => table("operations").then(drawOperations, () => {});
+
+// opAct runs, stops or forgets an operation or plan, after confirmation
+// when question is given.
+async function opAct(action, id, question) {
+  if (question && !(await confirmDialog(question))) return;
+  try {
+    const r = await post({ action, id });
+    notice(r.ok ? "done: " + r.body.statement : action + " " + id + " refused: " + r.body.error);
+  } catch (e) {
+    notice(action + " " + id + " failed: " + e.message);
+  }
+  refreshOperations();
+}
+
+document.getElementById("ddl-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const statement = document.getElementById("ddl-statement").value;
+  const schema = document.getElementById("ddl-schema").value;
+  const method = document.getElementById("ddl-method").value;
+  notice("planning… (the change is tried on an empty copy of the table)");
+  try {
+    const r = await post({ action: "plan", statement, schema, method });
+    notice(r.ok ? "planned: confirm it below" : "not planned: " + r.body.error);
+  } catch (e) {
+    notice("plan failed: " + e.message);
+  }
+  refreshOperations();
+});
 
 // --- the poll loop --------------------------------------------------------------
 
