@@ -254,6 +254,19 @@ func browse(t *testing.T, pt *proxyUnderTest, sb *sandbox.Sandbox) {
 	pt.p.SetOperation(nil)
 	waitPage("the schema change gone", func(p pageState) bool { return p.Operation == "" })
 
+	// The schema-change form plans through the admin interface; this
+	// proxy has no control plane, so the plan is refused, saying what the
+	// proxy needs (test/control runs one to the end from a proxy that has).
+	if err := chromedp.Run(ctx,
+		chromedp.SetValue(`#ddl-statement`, "ALTER TABLE t ADD INDEX k (a)", chromedp.ByID),
+		chromedp.SetValue(`#ddl-schema`, "app", chromedp.ByID),
+		chromedp.Click(`#ddl-form button[type="submit"]`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("the schema-change form: %v", err)
+	}
+	waitPage("the plan refused, saying why", func(p pageState) bool {
+		return strings.HasPrefix(p.Notice, "not planned: ") && strings.Contains(p.Notice, "[operations] node_user")
+	})
+
 	// The writer's mariadbd dies: its card turns red and another node
 	// takes the role, on the page.
 	if err := sb.Kill(writer); err != nil {
