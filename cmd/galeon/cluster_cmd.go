@@ -23,7 +23,7 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
        galeon cluster remove NODE
        galeon cluster ddl [--schema DB] [--method auto|toi|rsu] [--dry-run] [--node-user U] "STATEMENT"
        galeon cluster ddl --resume | --abandon
-       galeon cluster backup [--dir DIR]
+       galeon cluster backup [--dir DIR] [--node-user U]
        galeon cluster restore --from-backup DIR --name NEW [--base-port P] [--nodes N]
 
   rolling-restart   restart every node, one at a time, at no cost to clients: each node is
@@ -61,7 +61,10 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
                     prepared, checked, and described in galeon-backup.json (node, Galera
                     position uuid:seqno, GTID, size, times). --dir (default
                     /var/tmp/galeon-backups/NAME) gets one directory per backup.
-                    galeon sandbox up --from-backup DIR starts a new cluster from it (sandbox)
+                    galeon sandbox up --from-backup DIR starts a new cluster from it (sandbox).
+                    With --discovery, the node's agent runs mariabackup on its machine, into
+                    --dir there (default /var/tmp/galeon-backups); galeon desyncs the node
+                    as --node-user, its password in $GALEON_NODE_PASSWORD
   restore           start a new cluster from a backup: the first node gets its files and
                     Galera position and bootstraps, the others join by state transfer
                     (the same as galeon sandbox up --from-backup DIR; a sandbox for now)
@@ -142,7 +145,7 @@ func runCluster(ctx context.Context, args []string) error {
 	case "ddl":
 		return runDDL(ctx, sb, store, pos, ddl, who, progress)
 	case "backup":
-		return runBackup(ctx, sb, store, *backupDir, who, progress)
+		return runBackup(ctx, sb, store, *backupDir, *ddl.nodeUser, who, progress)
 	case "stop":
 		if err := lifecycle.StopCluster(ctx, store, stop, who, progress); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -131,21 +132,37 @@ func printDDLResult(res lifecycle.Result) {
 	}
 }
 
-// runBackup is galeon cluster backup.
-func runBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, dir, who string, progress func(node, msg string)) error {
-	if sb == nil {
-		return errors.New("galeon cluster backup runs mariabackup beside the node; today that is a sandbox's (--name)")
-	}
-	if dir == "" {
-		dir = "/var/tmp/galeon-backups/" + sb.Name
-	}
-	nodeDB, closeAll := lifecycle.CachedNodeDB(sb.LongAdminDB)
-	defer closeAll()
-	b := lifecycle.Backup{Store: store, By: who, Progress: progress, DB: nodeDB,
-		Source: func(node string) (lifecycle.BackupSource, error) {
+// runBackup is galeon cluster backup: beside a sandbox's nodes on this
+// machine, or through the agents elsewhere (the copy is then on the
+// node's machine).
+func runBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, dir, nodeUser, who string, progress func(node, msg string)) error {
+	b := lifecycle.Backup{Store: store, By: who, Progress: progress}
+	var open func(string) (*sql.DB, error)
+	if sb != nil {
+		if dir == "" {
+			dir = "/var/tmp/galeon-backups/" + sb.Name
+		}
+		open = sb.LongAdminDB
+		b.Copier = lifecycle.LocalCopier{Source: func(node string) (lifecycle.BackupSource, error) {
 			args, data, err := sb.BackupArgs(node)
 			return lifecycle.BackupSource{Args: args, DataDir: data}, err
 		}}
+	} else {
+		if nodeUser == "" {
+			return errors.New("galeon cluster backup desynchronises the node it copies (SET GLOBAL wsrep_desync): give --node-user, an account that may, its password in $GALEON_NODE_PASSWORD")
+		}
+		if dir == "" {
+			dir = "/var/tmp/galeon-backups"
+		}
+		if !filepath.IsAbs(dir) {
+			return fmt.Errorf("--dir %s: give an absolute path: it is a directory on the chosen node's machine, where its agent runs mariabackup", dir)
+		}
+		open = lifecycle.DirectNodeDB(store, nodeUser, os.Getenv("GALEON_NODE_PASSWORD"))
+		b.Copier = lifecycle.AgentCopier{Store: store, By: who}
+	}
+	nodeDB, closeAll := lifecycle.CachedNodeDB(open)
+	defer closeAll()
+	b.DB = nodeDB
 	start := time.Now()
 	path, info, err := b.Run(ctx, dir)
 	if err != nil {
@@ -155,7 +172,13 @@ func runBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store,
 	if info.GTID != "" {
 		fmt.Printf(", GTID %s", info.GTID)
 	}
-	fmt.Printf("\ncopy %.1fs, prepare %.1fs, in all %s; start a cluster from it: galeon sandbox up --name NEW --base-port P --from-backup %s\n",
-		info.CopySeconds, info.PrepareSeconds, time.Since(start).Round(100*time.Millisecond), path)
+	fmt.Printf("\ncopy %.1fs, prepare %.1fs, in all %s\n", info.CopySeconds, info.PrepareSeconds, time.Since(start).Round(100*time.Millisecond))
+	if sb != nil {
+		fmt.Printf("start a cluster from it: galeon cluster restore --from-backup %s --name NEW --base-port P\n", path)
+	} else {
+		fmt.Printf("it is on %s's machine. To start a cluster from it: copy it to the new first node's empty data directory\n"+
+			"(mariabackup --copy-back --target-dir=%s), write grastate.dat with the position above and\n"+
+			"safe_to_bootstrap: 1, and bootstrap that node; or copy it here: galeon cluster restore --from-backup DIR --name NEW\n", info.Node, path)
+	}
 	return nil
 }

@@ -13,6 +13,7 @@ package agent
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -328,9 +329,16 @@ func (a *Agent) follow(ctx context.Context) {
 		a.mu.Unlock()
 		a.log.Info("carrying out the controller's action", "node", a.cfg.Node, "action", act.Kind, "id", act.ID, "reason", act.Reason)
 		a.exec.Lock()
-		xctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		limit := 5 * time.Minute
+		if act.Kind == discovery.ActionBackupCopy || act.Kind == discovery.ActionBackupFinish {
+			limit = 24 * time.Hour // a copy takes as long as the data needs
+		}
+		xctx, cancel := context.WithTimeout(ctx, limit)
 		var err error
+		var result string
 		switch act.Kind {
+		case discovery.ActionBackupCopy, discovery.ActionBackupFinish:
+			result, err = a.backup(xctx, act)
 		case discovery.ActionBootstrap:
 			err = a.cfg.Executor.BootstrapNode(xctx, a.cfg.Node)
 		case discovery.ActionJoin:
@@ -352,7 +360,7 @@ func (a *Agent) follow(ctx context.Context) {
 		}
 		cancel()
 		a.exec.Unlock()
-		res := &discovery.ActionState{ID: act.ID, Kind: act.Kind, Done: true}
+		res := &discovery.ActionState{ID: act.ID, Kind: act.Kind, Done: true, Result: result}
 		if err != nil {
 			res.Err = err.Error()
 			a.log.Warn("action failed", "node", a.cfg.Node, "action", act.Kind, "err", err)
@@ -361,6 +369,37 @@ func (a *Agent) follow(ctx context.Context) {
 		a.action = res
 		a.mu.Unlock()
 	}
+}
+
+// BackupSourcer is an Executor that can say how mariabackup, run beside
+// the node, reaches its server and files (the sandbox, nodeexec).
+type BackupSourcer interface {
+	// BackupArgs are mariabackup's connection arguments for node and
+	// its data directory ("": the server's @@datadir).
+	BackupArgs(node string) (args []string, dataDir string, err error)
+}
+
+// backup carries out an operator's backup action on this node, its
+// progress published with the node's facts.
+func (a *Agent) backup(ctx context.Context, act discovery.Action) (string, error) {
+	src, ok := a.cfg.Executor.(BackupSourcer)
+	if !ok {
+		return "", errors.New("this agent cannot run mariabackup for its node (its executor does not say how to reach the server's files): run it with --manage systemd, or the sandbox's agents")
+	}
+	copier := lifecycle.LocalCopier{Source: func(node string) (lifecycle.BackupSource, error) {
+		args, dir, err := src.BackupArgs(node)
+		if err == nil && dir == "" {
+			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_ = a.db.QueryRowContext(qctx, "SELECT @@datadir").Scan(&dir) // no dir: no percentage, the copy goes on
+			cancel()
+		}
+		return lifecycle.BackupSource{Args: args, DataDir: dir}, err
+	}}
+	return lifecycle.CarryOutBackup(ctx, copier, act, func(msg string) {
+		a.mu.Lock()
+		a.action = &discovery.ActionState{ID: act.ID, Kind: act.Kind, Detail: msg}
+		a.mu.Unlock()
+	})
 }
 
 // ServeHTTP is the clustercheck endpoint: 200 when the node may take

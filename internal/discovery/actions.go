@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -27,7 +29,16 @@ const (
 	// them (rolling restart, cluster stop) on nodes of any platform.
 	ActionRestart = "restart"
 	ActionStop    = "stop"
+	// ActionBackupCopy copies the node's data with mariabackup into Dir,
+	// on the node's machine; ActionBackupFinish prepares and checks the
+	// copy in Dir, writes Payload (the backup's description, JSON) beside
+	// it and renames it to Final. An operator's backup asks for them.
+	ActionBackupCopy   = "backup-copy"
+	ActionBackupFinish = "backup-finish"
 )
+
+// operatorActions are the actions an operator's tools may ask for.
+var operatorActions = []string{ActionRestart, ActionStop, ActionBackupCopy, ActionBackupFinish}
 
 // Action is what the controller asks one node's agent to do. ID names the
 // recovery it belongs to: an agent carries out each ID once.
@@ -38,6 +49,11 @@ type Action struct {
 	Reason     string    `json:"reason,omitempty"`
 	Controller string    `json:"controller"`
 	At         time.Time `json:"at"`
+	// Dir, Final and Payload are a backup action's (absolute paths on
+	// the node's machine).
+	Dir     string `json:"dir,omitempty"`
+	Final   string `json:"final,omitempty"`
+	Payload string `json:"payload,omitempty"`
 }
 
 // Validate rejects an action no agent should carry out.
@@ -47,6 +63,10 @@ func (a Action) Validate() error {
 	}
 	switch a.Kind {
 	case ActionBootstrap, ActionJoin, ActionPosition, ActionPromote, ActionRestart, ActionStop:
+	case ActionBackupCopy, ActionBackupFinish:
+		if !filepath.IsAbs(a.Dir) || filepath.Clean(a.Dir) != a.Dir || a.Kind == ActionBackupFinish && (!filepath.IsAbs(a.Final) || filepath.Clean(a.Final) != a.Final) {
+			return fmt.Errorf("action %s: a backup's directories must be clean absolute paths (%q, %q)", a.ID, a.Dir, a.Final)
+		}
 	default:
 		return fmt.Errorf("action %s: unknown kind %q", a.ID, a.Kind)
 	}
@@ -59,6 +79,10 @@ type ActionState struct {
 	Kind string `json:"kind"`
 	Done bool   `json:"done"`
 	Err  string `json:"error,omitempty"`
+	// Detail is its progress while it runs; Result what it produced (a
+	// backup's description, JSON).
+	Detail string `json:"detail,omitempty"`
+	Result string `json:"result,omitempty"`
 }
 
 // Action is the key of one node's action.
@@ -95,7 +119,7 @@ func (s *Store) RequestAction(ctx context.Context, a Action) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	if a.Kind != ActionRestart && a.Kind != ActionStop {
+	if !slices.Contains(operatorActions, a.Kind) {
 		return fmt.Errorf("action %s: only the controller may ask for %q", a.ID, a.Kind)
 	}
 	return s.putJSON(ctx, s.Keys.Action(a.Node), a)

@@ -38,8 +38,9 @@ type BackupSource struct {
 type Backup struct {
 	Store *discovery.Store
 	DB    NodeDB
-	// Source says how to reach a node's server and files.
-	Source   func(node string) (BackupSource, error)
+	// Copier makes the copy where the node's files are: LocalCopier on
+	// this machine (a sandbox), AgentCopier through the node's agent.
+	Copier   Copier
 	By       string
 	Progress func(node, msg string)
 	// DrainTimeout bounds the wait for the node's in-flight work (10s);
@@ -118,13 +119,6 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 	if info.Node, err = ChooseBackupNode(nodes, u.Decision.Writer, drained); err != nil {
 		return "", info, err
 	}
-	src, err := b.Source(info.Node)
-	if err != nil {
-		return "", info, err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", info, err
-	}
 	info.Started = time.Now().UTC()
 	final := filepath.Join(dir, info.Started.Format("20060102T150405Z")+"-"+info.Node)
 	work := final + ".partial"
@@ -167,10 +161,13 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 	b.Progress(info.Node, "drained and desynchronised: flow control no longer waits for it; copying")
 	step("copying")
 	copyStart := time.Now()
-	copyErr := b.copy(ctx, src, work, rec)
+	copyErr := b.Copier.Copy(ctx, info.Node, work, func(msg string) {
+		b.Progress(info.Node, msg)
+		rec.set(ctx, func(op *discovery.Operation) { op.Detail = msg })
+	})
 	info.CopySeconds = time.Since(copyStart).Seconds()
 	if copyErr != nil {
-		_ = os.RemoveAll(work)
+		b.Copier.Discard(context.WithoutCancel(ctx), info.Node, work)
 	}
 	// Back in the cluster whatever the copy did, even if galeon is being
 	// stopped (bounded).
@@ -198,25 +195,12 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 		return fail(fmt.Errorf("copy: %w (nothing kept)", copyErr), true)
 	}
 	if ctx.Err() != nil {
-		_ = os.RemoveAll(work)
+		b.Copier.Discard(context.WithoutCancel(ctx), info.Node, work)
 		return fail(fmt.Errorf("interrupted after the copy: %w (nothing kept; the node is back)", ctx.Err()), true)
 	}
 	step("preparing")
 	b.Progress(info.Node, "preparing the copy (applying its redo log)")
-	prepStart := time.Now()
-	if out, err := exec.CommandContext(ctx, mariabackup(), "--prepare", "--target-dir="+work).CombinedOutput(); err != nil {
-		return fail(fmt.Errorf("mariabackup --prepare: %v: %s (the copy is kept in %s)", err, lastLines(string(out), 5), work), true)
-	}
-	info.PrepareSeconds = time.Since(prepStart).Seconds()
-	if err := readPosition(work, &info); err != nil {
-		return fail(fmt.Errorf("checking the copy: %w (kept in %s)", err, work), true)
-	}
-	info.Bytes = dirSize(work)
-	raw, _ := json.MarshalIndent(info, "", "  ")
-	if err := os.WriteFile(filepath.Join(work, BackupInfoFile), append(raw, '\n'), 0o600); err != nil {
-		return fail(err, true)
-	}
-	if err := os.Rename(work, final); err != nil {
+	if info, err = b.Copier.Finish(ctx, info.Node, work, final, info); err != nil {
 		return fail(err, true)
 	}
 	stopBeat()
@@ -224,10 +208,36 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 	return final, info, b.Store.EndOperation(context.WithoutCancel(ctx), op.ID)
 }
 
-// copy runs mariabackup --backup, reporting its progress against the
+// Copier makes a backup's copy where the node's files are.
+type Copier interface {
+	// Copy copies node's data into the new directory work
+	// (mariabackup --backup --galera-info), reporting its progress.
+	Copy(ctx context.Context, node, work string, progress func(msg string)) error
+	// Finish prepares the copy in work (mariabackup --prepare), checks
+	// it, fills in what it holds (position, size, prepare time), writes
+	// that beside it (galeon-backup.json) and renames work to final.
+	Finish(ctx context.Context, node, work, final string, info BackupInfo) (BackupInfo, error)
+	// Discard removes a copy that is not kept.
+	Discard(ctx context.Context, node, work string)
+}
+
+// LocalCopier runs mariabackup on this machine, beside the node (a
+// sandbox's, or the agent's own node).
+type LocalCopier struct {
+	// Source says how to reach a node's server and files.
+	Source func(node string) (BackupSource, error)
+}
+
+// Copy implements Copier: mariabackup --backup, its progress against the
 // node's data size every 2 s.
-func (b Backup) copy(ctx context.Context, src BackupSource, work string, rec *opRecord) error {
-	node := rec.get().Current
+func (c LocalCopier) Copy(ctx context.Context, node, work string, progress func(msg string)) error {
+	src, err := c.Source(node)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(work), 0o700); err != nil {
+		return err
+	}
 	total := dirSize(src.DataDir)
 	// --defaults-file must come first.
 	args := append(slices.Clone(src.Args), "--backup", "--galera-info", "--target-dir="+work)
@@ -248,7 +258,7 @@ func (b Backup) copy(ctx context.Context, src BackupSource, work string, rec *op
 			if err != nil {
 				return fmt.Errorf("mariabackup --backup: %v: %s", err, lastLines(out.String(), 5))
 			}
-			b.Progress(node, fmt.Sprintf("copied %s in %s", humanBytes(dirSize(work)), time.Since(start).Round(100*time.Millisecond)))
+			progress(fmt.Sprintf("copied %s in %s", humanBytes(dirSize(work)), time.Since(start).Round(100*time.Millisecond)))
 			return nil
 		case <-t.C:
 			n := dirSize(work)
@@ -258,11 +268,31 @@ func (b Backup) copy(ctx context.Context, src BackupSource, work string, rec *op
 				eta := time.Duration(float64(time.Since(start)) * (100 - pct) / pct)
 				msg = fmt.Sprintf("copied %s of about %s (%.0f%%, about %s to go)", humanBytes(n), humanBytes(total), pct, eta.Round(time.Second))
 			}
-			b.Progress(node, msg)
-			rec.set(ctx, func(op *discovery.Operation) { op.Detail = msg })
+			progress(msg)
 		}
 	}
 }
+
+// Finish implements Copier.
+func (LocalCopier) Finish(ctx context.Context, _ string, work, final string, info BackupInfo) (BackupInfo, error) {
+	prepStart := time.Now()
+	if out, err := exec.CommandContext(ctx, mariabackup(), "--prepare", "--target-dir="+work).CombinedOutput(); err != nil {
+		return info, fmt.Errorf("mariabackup --prepare: %v: %s (the copy is kept in %s)", err, lastLines(string(out), 5), work)
+	}
+	info.PrepareSeconds = time.Since(prepStart).Seconds()
+	if err := readPosition(work, &info); err != nil {
+		return info, fmt.Errorf("checking the copy: %w (kept in %s)", err, work)
+	}
+	info.Bytes = dirSize(work)
+	raw, _ := json.MarshalIndent(info, "", "  ")
+	if err := os.WriteFile(filepath.Join(work, BackupInfoFile), append(raw, '\n'), 0o600); err != nil {
+		return info, err
+	}
+	return info, os.Rename(work, final)
+}
+
+// Discard implements Copier.
+func (LocalCopier) Discard(_ context.Context, _, work string) { _ = os.RemoveAll(work) }
 
 // readPosition reads the prepared copy's Galera position (and GTID) and
 // checks that it was prepared.

@@ -198,3 +198,11 @@ func tail(s string) string {
 	}
 	return strings.Join(lines, " | ")
 }
+
+// BackupArgs are mariabackup's arguments for the node, run beside it: it
+// reads the server's own configuration (/etc/mysql: data directory,
+// socket), and logs in as root over the socket (unix_socket, as Debian's
+// packages set root up); the data directory is the server's @@datadir.
+func (c Commands) BackupArgs(string) ([]string, string, error) {
+	return []string{"--user=root"}, "", nil
+}

@@ -26,7 +26,10 @@ import (
 // meanwhile checksums equal, every ledger row it has is the source's, and
 // every write acknowledged before the backup began is in it.
 func TestBackupCostsNothing(t *testing.T) {
-	sb, store, ms := newControlRig(t, 3)
+	// The agents run their nodes, as on machines of their own: the copy
+	// is made by the chosen node's agent, and galeon reaches the nodes at
+	// the addresses the agents registered, with an account given.
+	sb, store, ms := newRig(t, 3, true)
 	w0, _, _ := agreement(ms)
 	db, _ := sb.DB(w0)
 	createLedger(t, db)
@@ -83,15 +86,10 @@ func TestBackupCostsNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	// No client read timeout: the changes run for as long as they take.
-	nodeDB, closeAll := lifecycle.CachedNodeDB(sb.LongAdminDB)
+	nodeDB, closeAll := lifecycle.CachedNodeDB(lifecycle.DirectNodeDB(store, sb.Credentials.AdminUser, sb.Credentials.AdminPassword))
 	defer closeAll()
 	b := lifecycle.Backup{Store: store, By: "test", DrainTimeout: 5 * time.Second,
-		DB: nodeDB,
-		Source: func(n string) (lifecycle.BackupSource, error) {
-			args, data, err := sb.BackupArgs(n)
-			return lifecycle.BackupSource{Args: args, DataDir: data}, err
-		},
+		DB: nodeDB, Copier: lifecycle.AgentCopier{Store: store, By: "test"},
 		Progress: func(node, msg string) { t.Logf("[%5.1fs] %s: %s", time.Since(started).Seconds(), node, msg) }}
 	acksAt := ackCount(l)
 	path, info, err := b.Run(ctx, dir)

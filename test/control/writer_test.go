@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/agent"
 	"github.com/galeon-db/galeon/internal/assemble"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -43,10 +44,21 @@ type member struct {
 // node and n proxies, and waits until the proxies agree on a writer.
 func newControlRig(t *testing.T, n int) (*sandbox.Sandbox, *discovery.Store, []*member) {
 	t.Helper()
+	return newRig(t, n, false)
+}
+
+// newRig is newControlRig; with managed, each agent runs its node (the
+// sandbox is its executor), as galeon agent --manage does elsewhere.
+func newRig(t *testing.T, n int, managed bool) (*sandbox.Sandbox, *discovery.Store, []*member) {
+	t.Helper()
 	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
 	store := discoverytest.Open(t)
 	for _, node := range sb.Nodes {
-		runAgent(t, sb, store, node)
+		var exec agent.Executor
+		if managed {
+			exec = sb
+		}
+		runAgentWith(t, sb, store, node, exec)
 	}
 	ms := startProxies(t, sb, store, n)
 	waitFor(t, 30*time.Second, "all proxies agree on a writer: "+views(ms), func() bool {
