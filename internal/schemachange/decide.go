@@ -132,7 +132,7 @@ func newColumns(c Change) string {
 	return out
 }
 
-const options = "Options: run it as TOI (--method toi), accepting that every write stalls cluster-wide while it runs, or with an online copy tool (pt-online-schema-change)"
+const options = "Options: run it as TOI (--method toi; method 'toi' at the admin prompt or on the dashboard), accepting that every write stalls cluster-wide while it runs, or with an online copy tool (pt-online-schema-change)"
 
 func notInstant(p Probe) string {
 	if !p.Ran {
