@@ -95,9 +95,48 @@ func runAgent(ctx context.Context, args []string) error {
 	fs.StringVar(&cmds.PromoteCmd, "promote-cmd", "", "command that sets pc.bootstrap=YES on the running server")
 	fs.StringVar(&cmds.RestartCmd, "restart-cmd", "", "command that restarts the server cleanly")
 	fs.StringVar(&cmds.StopCmd, "stop-cmd", "", "command that stops the server cleanly")
+	replicaName := fs.String("replica", "", "run beside an asynchronous replica of the cluster instead of a node: keep it replicating from the writer (its name)")
+	sourceUser := fs.String("source-user", "", "--replica: the account the replica reads the nodes' binary logs with (REPLICATION SLAVE; password from $GALEON_SOURCE_PASSWORD); empty keeps what the replica has")
+	pinned := fs.String("source-node", "", "--replica: replicate from this node instead of the writer")
 	df := addDiscoveryFlags(fs)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
+	}
+	if *sb != "" && *sbDir == "" {
+		*sbDir = sandbox.DirFor(*sb)
+	}
+	if *replicaName != "" {
+		rc := agent.ReplicaConfig{Name: *replicaName, Address: *addr, User: *user, Password: os.Getenv("GALEON_REPLICA_PASSWORD"),
+			SourceUser: *sourceUser, SourcePassword: os.Getenv("GALEON_SOURCE_PASSWORD"), Pinned: *pinned, Interval: *interval}
+		if *passwordFile != "" {
+			b, err := os.ReadFile(*passwordFile)
+			if err != nil {
+				return fmt.Errorf("--password-file: %w", err)
+			}
+			rc.Password = strings.TrimSpace(string(b))
+		}
+		if *sbDir != "" {
+			s, err := sandbox.Open(*sbDir, sandbox.Control{})
+			if err != nil {
+				return err
+			}
+			n, err := s.Node(*replicaName)
+			if err != nil {
+				return err
+			}
+			if !n.Replica {
+				return fmt.Errorf("%s is a Galera node of the sandbox, not a replica: use --node", n.Name)
+			}
+			c := s.Credentials
+			rc.Address, rc.User, rc.Password, rc.SourceUser, rc.SourcePassword = n.Addr(), c.AdminUser, c.AdminPassword, c.ReplUser, c.ReplPassword
+		}
+		switch {
+		case rc.Address == "":
+			return errors.New("--address of the replica is required (or --sandbox NAME)")
+		case rc.User == "":
+			return errors.New("--user is required with --replica: an account on the replica that may run CHANGE MASTER (its password in $GALEON_REPLICA_PASSWORD or --password-file)")
+		}
+		return runReplicaAgent(ctx, rc, df, *logFormat)
 	}
 	cfg := agent.Config{Node: *node, Address: *addr, User: *user, Grastate: *grastate, DataDir: *datadir, Segment: *segment, Site: *site,
 		HTTPListen: *httpListen, AllowDonor: *allowDonor, Interval: *interval, Password: os.Getenv("GALEON_MONITOR_PASSWORD")}
@@ -110,9 +149,6 @@ func runAgent(ctx context.Context, args []string) error {
 			return fmt.Errorf("--password-file: %w", err)
 		}
 		cfg.Password = strings.TrimSpace(string(b))
-	}
-	if *sb != "" && *sbDir == "" {
-		*sbDir = sandbox.DirFor(*sb)
 	}
 	if *sbDir != "" {
 		s, err := sandbox.Open(*sbDir, sandbox.Control{})
@@ -169,6 +205,29 @@ func runAgent(ctx context.Context, args []string) error {
 		return err
 	}
 	log.Info("agent running", "node", cfg.Node, "address", cfg.Address, "discovery", strings.Join(store.Endpoints, ","), "clustercheck", cfg.HTTPListen)
+	return a.Run(ctx)
+}
+
+// runReplicaAgent is galeon agent --replica.
+func runReplicaAgent(ctx context.Context, rc agent.ReplicaConfig, df discoveryFlags, logFormat string) error {
+	dcfg, err := df.config()
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(logFormat, slog.LevelInfo)
+	if err != nil {
+		return err
+	}
+	store, err := openRetrying(ctx, dcfg, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	a, err := agent.NewReplica(rc, store, log)
+	if err != nil {
+		return err
+	}
+	log.Info("replica agent running", "replica", rc.Name, "address", rc.Address, "discovery", strings.Join(store.Endpoints, ","))
 	return a.Run(ctx)
 }
 

@@ -27,6 +27,7 @@ func commands() []command {
 		{"agent", "node agent: registers a Galera node in etcd, clustercheck endpoint for HAProxy", runAgent},
 		{"plan", "predict which node, site or link failure stops writes in a multi-site layout, and what to change", runPlan},
 		{"cluster", "manage a running cluster through its control plane (rolling-restart, stop, start, recover, add, remove, ddl, backup, restore)", runCluster},
+		{"replica", "asynchronous replicas that follow the writer: list, add (sandbox)", runReplica},
 		{"discovery", "the control plane's etcd members: list, add, remove, replace (member ACTION)", runDiscovery},
 		{"version", "print the galeon version", func(context.Context, []string) error {
 			fmt.Println("galeon", version)

@@ -194,6 +194,7 @@ type upFlags struct {
 	wanRTT           time.Duration
 	discovery        string
 	fromBackup       string
+	replicas         int
 }
 
 func (o *upFlags) define(fs *flag.FlagSet) {
@@ -209,6 +210,7 @@ func (o *upFlags) define(fs *flag.FlagSet) {
 	fs.DurationVar(&o.wanRTT, "wan-rtt", 0, "round trip `D` between every two sites (an NFQUEUE delay in each site)")
 	fs.BoolVar(&o.oneSegment, "one-segment", false, "every site in gmcast.segment 0, as without segments")
 	fs.StringVar(&o.fromBackup, "from-backup", "", "start the cluster from a prepared backup `DIR` (galeon cluster backup): the first node gets its files and Galera position, the others join by state transfer; the sandbox's accounts get new passwords")
+	fs.IntVar(&o.replicas, "replicas", 0, "add `N` asynchronous replicas (replica1…, on P+600+k) that follow the writer: the nodes then keep binary logs with the cluster's GTIDs (wsrep_gtid_mode); each replica's agent moves it to every new writer")
 	fs.BoolVar(&o.tls, "tls", false, "every node serves TLS to clients, with a CA and a certificate (for 127.0.0.1 and localhost) made for the sandbox in DIR/NAME/tls")
 	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500; with sites, on the sites' bridge, etcd://172.30.K.1:P+500, which proxies inside the sites reach)")
 }
@@ -241,7 +243,7 @@ func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
 	}
 	sb, err := sandbox.Up(ctx, sandbox.Options{Name: c.name, Nodes: o.nodes, BasePort: o.basePort, Dir: c.dir,
 		SSTMethod: o.sstMethod, ProviderOptions: o.provider, ServerOptions: o.server, Discovery: disc, Sites: sites,
-		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, TLS: o.tls, FromBackup: o.fromBackup, Control: c.ctl})
+		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, TLS: o.tls, FromBackup: o.fromBackup, Replicas: o.replicas, Control: c.ctl})
 	if err != nil {
 		return err
 	}
@@ -399,6 +401,9 @@ func membersText(sb *sandbox.Sandbox) string {
 	default:
 		s += fmt.Sprintf(" and %d arbitrators", len(sb.Arbitrators))
 	}
+	if n := len(sb.Replicas); n > 0 {
+		s += fmt.Sprintf(", %d asynchronous replica(s)", n)
+	}
 	return s
 }
 
@@ -417,6 +422,9 @@ func printConnectInfo(sb *sandbox.Sandbox) {
 	}
 	for _, a := range sb.ArbitratorStatus() {
 		fmt.Printf("  %-7s %s   arbitrator (garbd) in %s, segment %d: votes, holds no data, no SQL\n", a.Name, a.Addr(), a.Site, a.Segment)
+	}
+	for _, r := range sb.Replicas {
+		fmt.Printf("%s   (asynchronous replica, read-only: follows the writer)\n", connectLine(r, c.AppUser, c.AppPassword))
 	}
 	fmt.Printf("\ncredentials (generated; stored in %s/sandbox.json, mode 0600):\n", sb.Dir)
 	fmt.Printf("  admin    %s / %s\n  app      %s / %s\n  monitor  %s / %s\n",

@@ -64,7 +64,9 @@ type controlPlane struct {
 	Transfers []transfer.Progress `json:"transfers,omitempty"`
 	// Operation is the operator's operation in progress (a schema change).
 	Operation *discovery.Operation `json:"operation,omitempty"`
-	Error     string               `json:"error,omitempty"`
+	// Replicas are the asynchronous replicas that follow the writer.
+	Replicas []discovery.ReplicaFacts `json:"replicas,omitempty"`
+	Error    string                   `json:"error,omitempty"`
 }
 
 func (c *controlView) read(ctx context.Context) *controlPlane {
@@ -88,6 +90,7 @@ func (c *controlView) read(ctx context.Context) *controlPlane {
 	cp.Proxies, _ = c.store.Proxies(ctx)
 	cp.Transfers = transfer.Estimate(cp.Nodes)
 	cp.Operation, _ = c.store.ReadOperation(ctx)
+	cp.Replicas, _ = c.store.Replicas(ctx)
 	return cp
 }
 
@@ -135,6 +138,14 @@ func (cp *controlPlane) text() string {
 			fmt.Fprintf(&b, "        %s: %s %s; %d of %d nodes done\n", op.Current, op.Step, op.Detail, len(op.Done), len(op.Order))
 		}
 	}
+	for _, r := range cp.Replicas {
+		b.WriteString(replicaLine(r, cp.Decision))
+	}
+	for _, n := range cp.Nodes {
+		if len(n.SourceProblems) > 0 && len(cp.Replicas) > 0 {
+			fmt.Fprintf(&b, "        %s is not a safe source for the replicas: %s\n", n.Name, strings.Join(n.SourceProblems, "; "))
+		}
+	}
 	for _, p := range cp.Proxies {
 		agrees := "agrees"
 		if d := cp.Decision; d == nil || p.Degraded || p.Switching || p.Applied != d.Epoch || (p.Writer != "" && p.Writer != d.Writer) {
@@ -147,6 +158,27 @@ func (cp *controlPlane) text() string {
 		fmt.Fprintf(&b, "  proxy %-14s %-21s writer %-8s epoch %-4d %s%s\n", p.Name, p.MySQL, orDash(p.Writer), p.Epoch, agrees, role)
 	}
 	return b.String()
+}
+
+// replicaLine is one asynchronous replica in status: its source, how
+// far behind, and its agent's last word when it is not simply following.
+func replicaLine(r discovery.ReplicaFacts, d *discovery.WriterDecision) string {
+	state := "replicating"
+	switch {
+	case !r.Up:
+		state = "DOWN: " + r.Error
+	case r.SQLError != "":
+		state = "STOPPED on an error: " + r.SQLError
+	case !r.IORunning || !r.SQLRunning:
+		state = "not replicating: " + r.Why
+	case d != nil && d.Writer != "" && r.SourceNode != d.Writer && r.Pinned == "":
+		state = "not on the writer yet: " + r.Why
+	}
+	lag := "-"
+	if r.BehindSeconds != nil {
+		lag = fmt.Sprintf("%ds", *r.BehindSeconds)
+	}
+	return fmt.Sprintf("  replica %-8s %-21s from %-8s behind %d trx / %s  moves %d  %s\n", r.Name, r.Address, orDash(r.SourceNode), max(r.Behind, 0), lag, r.Repoints, state)
 }
 
 func orDash(s string) string {

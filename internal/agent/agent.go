@@ -29,6 +29,7 @@ import (
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/galera"
 	"github.com/galeon-db/galeon/internal/lifecycle"
+	"github.com/galeon-db/galeon/internal/replica"
 	"github.com/galeon-db/galeon/internal/transfer"
 	"github.com/galeon-db/galeon/internal/wsrepview"
 )
@@ -191,6 +192,36 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
+// sourceFacts reads what an asynchronous replica of the cluster needs
+// from the node: its binary log position, the cluster's GTID domain, and
+// whether its settings make it a safe source.
+func (a *Agent) sourceFacts(ctx context.Context, f *discovery.NodeFacts) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	vals := make([]sql.NullString, len(replica.SourceVariables)+1)
+	ptrs := make([]any, len(vals))
+	q := "SELECT @@gtid_binlog_pos"
+	for i := range vals {
+		ptrs[i] = &vals[i]
+		if i > 0 {
+			q += ", @@" + replica.SourceVariables[i-1]
+		}
+	}
+	if err := a.db.QueryRowContext(ctx, q).Scan(ptrs...); err != nil {
+		return
+	}
+	f.GTIDBinlogPos = vals[0].String
+	vars := map[string]string{}
+	for i, name := range replica.SourceVariables {
+		vars[name] = vals[i+1].String
+	}
+	if d, err := strconv.ParseUint(vars["wsrep_gtid_domain_id"], 10, 32); err == nil {
+		d32 := uint32(d)
+		f.GTIDDomain = &d32
+	}
+	f.SourceProblems = replica.CheckSource(vars)
+}
+
 // weight reads the node's pc.weight (nil if it cannot).
 func (a *Agent) weight(ctx context.Context) *int {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -251,6 +282,7 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 			a.mu.Unlock()
 		}
 		f.Weight = a.weight(ctx)
+		a.sourceFacts(ctx, &f)
 	}
 	a.mu.Lock()
 	seen := a.positions

@@ -65,6 +65,12 @@ type NodeFacts struct {
 	// from this node copies, roughly. 0 when the agent does not know
 	// the data directory.
 	DataBytes int64 `json:"data_bytes,omitempty"`
+	// Replication source facts: the node's gtid_binlog_pos, its
+	// wsrep_gtid_domain_id (nil while unknown) and what makes it unsafe
+	// for an asynchronous replica to follow (replica.CheckSource).
+	GTIDBinlogPos  string   `json:"gtid_binlog_pos,omitempty"`
+	GTIDDomain     *uint32  `json:"wsrep_gtid_domain_id,omitempty"`
+	SourceProblems []string `json:"source_problems,omitempty"`
 	// Transfer is the state transfer the node is receiving, if any.
 	Transfer *Transfer `json:"transfer,omitempty"`
 	// Synced is the clustercheck verdict (Synced in a Primary component).

@@ -43,6 +43,7 @@ const (
 	HomeSite     = "home_site"   // proxy.site = auto found the site the proxy runs in
 	Commit       = "commit"      // a COMMIT lost with the writer, settled or not
 	Operation    = "operation"   // an operator's cluster operation (a schema change): its start, steps and end
+	Replica      = "replica"     // an asynchronous replica moved to a new writer, stopped, failed or came back
 )
 
 // maxEvents bounds each kind's share of the event log: a flapping node

@@ -58,6 +58,7 @@ func Run(ctx context.Context, store *discovery.Store, p *proxy.Proxy, opts Optio
 		func() { followDecisions(ctx, store, p) },
 		func() { followPeers(ctx, store, p, opts.Name) },
 		func() { followOperation(ctx, store, p) },
+		func() { followReplicas(ctx, store, p) },
 		func() { probe(ctx, store, p, opts.Probe) },
 		func() { publishRecord(ctx, store, p, opts, log) },
 		func() {
@@ -204,5 +205,23 @@ func followOperation(ctx context.Context, store *discovery.Store, p *proxy.Proxy
 		p.SetOperation(&proxy.Operation{ID: op.ID, Kind: op.Kind, By: op.By, Statement: op.Statement, Schema: op.Schema, Method: op.Method,
 			Current: op.Current, Step: op.Step, Detail: op.Detail, Failed: op.Failed, Done: len(op.Done), Total: len(op.Order),
 			Started: op.Started, Updated: op.Updated})
+	}
+}
+
+// followReplicas keeps the proxy's copy of the asynchronous replicas, for
+// its admin table, metrics and events.
+func followReplicas(ctx context.Context, store *discovery.Store, p *proxy.Proxy) {
+	for rs := range store.WatchReplicas(ctx) {
+		out := make([]proxy.Replica, 0, len(rs))
+		for _, r := range rs {
+			secs := int64(-1)
+			if r.BehindSeconds != nil {
+				secs = *r.BehindSeconds
+			}
+			out = append(out, proxy.Replica{Name: r.Name, Address: r.Address, SourceNode: r.SourceNode, Up: r.Up,
+				IORunning: r.IORunning, SQLRunning: r.SQLRunning, Error: r.Error, IOError: r.IOError, SQLError: r.SQLError,
+				Behind: r.Behind, BehindSeconds: secs, State: r.State, Why: r.Why, Repoints: r.Repoints, RepointTook: r.RepointTook, Updated: r.UpdatedAt})
+		}
+		p.SetReplicas(out)
 	}
 }

@@ -49,6 +49,8 @@ type Proxy struct {
 	transfers atomic.Pointer[[]StateTransfer]
 	// operation is the operator's operation in progress (SetOperation).
 	operation atomic.Pointer[Operation]
+	// replicas are the cluster's asynchronous replicas (SetReplicas).
+	replicas atomic.Pointer[[]Replica]
 
 	galera   *galeraState
 	deciding deciding

@@ -113,6 +113,15 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 			metrics.Sample{Name: "galeon_operation_nodes_done", Help: "Nodes the recorded operation has finished.", Type: metrics.Gauge, Labels: labels, Value: float64(op.Done)},
 			metrics.Sample{Name: "galeon_operation_nodes_total", Help: "Nodes the recorded operation handles.", Type: metrics.Gauge, Labels: labels, Value: float64(op.Total)})
 	}
+	for _, r := range p.Replicas() {
+		labels := map[string]string{"replica": r.Name, "source": r.SourceNode}
+		ms = append(ms,
+			metrics.Sample{Name: "galeon_replica_replicating", Help: "1 while the asynchronous replica reads and applies from its source.", Type: metrics.Gauge, Labels: labels, Value: float64(boolInt(r.Replicating()))},
+			metrics.Sample{Name: "galeon_replica_behind_transactions", Help: "Transactions of the cluster the replica has not applied yet (against the writer's published position).", Type: metrics.Gauge, Labels: labels, Value: float64(max(r.Behind, 0))},
+			metrics.Sample{Name: "galeon_replica_behind_seconds", Help: "Seconds_Behind_Master of the replica (-1: not replicating).", Type: metrics.Gauge, Labels: labels, Value: float64(r.BehindSeconds)},
+			metrics.Sample{Name: "galeon_replica_repoints_total", Help: "Times the replica's agent moved it to a new writer.", Type: metrics.Counter, Labels: map[string]string{"replica": r.Name}, Value: float64(r.Repoints)},
+			metrics.Sample{Name: "galeon_replica_last_repoint_seconds", Help: "How long the last move took from the writer decision.", Type: metrics.Gauge, Labels: map[string]string{"replica": r.Name}, Value: r.RepointTook.Seconds()})
+	}
 	gauge := func(name, help string, node string, v float64) metrics.Sample {
 		return metrics.Sample{Name: name, Help: help, Type: metrics.Gauge, Labels: map[string]string{"server": node}, Value: v}
 	}

@@ -146,3 +146,32 @@ func planRequest(cols []admin.Column, row []any) (stmt, schema, method string, e
 	}
 	return stmt, schema, method, nil
 }
+
+// replicas shows the cluster's asynchronous replicas as their agents
+// report them: source, how far behind, and the agent's last word.
+func replicas(p *proxy.Proxy) admin.Table {
+	cols := []admin.Column{
+		{Name: "name", Kind: admin.Text}, {Name: "address", Kind: admin.Text}, {Name: "source", Kind: admin.Text},
+		{Name: "replicating", Kind: admin.Int}, {Name: "behind_transactions", Kind: admin.Int}, {Name: "behind_seconds", Kind: admin.Int, Nullable: true},
+		{Name: "state", Kind: admin.Text}, {Name: "why", Kind: admin.Text}, {Name: "error", Kind: admin.Text},
+		{Name: "repoints", Kind: admin.Int}, {Name: "last_repoint_ms", Kind: admin.Int}, {Name: "updated_at", Kind: admin.Text},
+	}
+	return admin.Table{Name: "replicas", Columns: cols, Rows: func() [][]any {
+		var out [][]any
+		for _, r := range p.Replicas() {
+			var behind any
+			if r.BehindSeconds >= 0 {
+				behind = r.BehindSeconds
+			}
+			errText := r.Error
+			if r.SQLError != "" {
+				errText = r.SQLError
+			} else if r.IOError != "" {
+				errText = r.IOError
+			}
+			out = append(out, []any{r.Name, r.Address, r.SourceNode, boolInt(r.Replicating()), max(r.Behind, 0), behind,
+				r.State, r.Why, errText, int64(r.Repoints), r.RepointTook.Milliseconds(), r.Updated.Format(time.RFC3339Nano)})
+		}
+		return out
+	}}
+}

@@ -1,7 +1,7 @@
 // Package proxyadmin is a running proxy's face in the admin interface:
 // the tables operators read and change with SQL (servers, writer, users,
 // query_rules, stats_connection_pool, stats_query_digest, galera_checks,
-// events, stats_galeon, proxies, state_transfers, operations), built from the proxy's
+// events, stats_galeon, proxies, state_transfers, operations, replicas), built from the proxy's
 // accessors. It keeps the admin engine (and SQLite) out of the data plane:
 // package proxy imports neither.
 package proxyadmin
@@ -27,7 +27,7 @@ import (
 // ops, if not nil, lets the operations table start and steer operations.
 func Tables(p *proxy.Proxy, ops Operations) []admin.Table {
 	return []admin.Table{servers(p), writer(p), users(p), rules(p), pool(p), digests(p),
-		checks(p), events(p), counters(p), proxies(p), stateTransfers(p), operations(p, ops)}
+		checks(p), events(p), counters(p), proxies(p), stateTransfers(p), operations(p, ops), replicas(p)}
 }
 
 func servers(p *proxy.Proxy) admin.Table {

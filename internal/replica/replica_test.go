@@ -44,26 +44,34 @@ func TestStep(t *testing.T) {
 		why  string
 	}{
 		{"on the writer, running", base, Keep, "", "replicating from node2"},
-		{"operator stopped it", with(func(i *Input) { i.StoppedByOperator = true; i.IORunning = false }), Keep, "", "operator"},
 		{"no writer published", with(func(i *Input) { i.Target, i.TargetNode = "", "" }), Keep, "", "stays on 10.0.0.2:3306"},
 		{"nothing set up, no writer", with(func(i *Input) { i.Target, i.Source = "", "" }), Keep, "", "nothing to follow"},
 		{"threads stopped cleanly", with(func(i *Input) { i.IORunning, i.SQLRunning = false, false }), Start, "10.0.0.2:3306", "start it"},
 		{"reading stopped on an error", with(func(i *Input) { i.IORunning, i.IOError = false, "error reconnecting" }), Start, "10.0.0.2:3306", "error reconnecting"},
 		{"applying stopped on an error", with(func(i *Input) { i.SQLRunning, i.SQLError = false, "Duplicate entry" }), Keep, "", "look at the data"},
-		{"the writer moved, the new one has it all", with(func(i *Input) {
-			i.Source, i.SlavePos, i.TargetPos = "10.0.0.1:3306", Position{5: {5, 1, 40}}, Position{5: {5, 1, 40}, 9: {9, 2, 1}}
+		{"the writer moved: stop first", with(func(i *Input) { i.Source = "10.0.0.1:3306" }), Stop, "10.0.0.2:3306", "stopping replication from 10.0.0.1:3306"},
+		{"the writer moved, stopped, the new one has it all", with(func(i *Input) {
+			i.Source, i.IORunning, i.SQLRunning = "10.0.0.1:3306", false, false
+			i.SlavePos, i.TargetPos = Position{5: {5, 1, 40}}, Position{5: {5, 1, 40}, 9: {9, 2, 1}}
 		}), Repoint, "10.0.0.2:3306", "moving from 10.0.0.1:3306 at 40"},
-		{"the writer moved, the new one lags", with(func(i *Input) {
-			i.Source, i.SlavePos, i.TargetPos = "10.0.0.1:3306", Position{5: {5, 1, 41}}, Position{5: {5, 1, 40}}
+		{"the writer moved, stopped, the new one lags", with(func(i *Input) {
+			i.Source, i.IORunning, i.SQLRunning = "10.0.0.1:3306", false, false
+			i.SlavePos, i.TargetPos = Position{5: {5, 1, 41}}, Position{5: {5, 1, 40}}
 		}), Wait, "10.0.0.2:3306", "logged up to 40 in domain 5, the replica has applied 41"},
 		{"another domain does not count", with(func(i *Input) {
-			i.Source, i.SlavePos, i.TargetPos = "10.0.0.1:3306", Position{5: {5, 1, 40}, 11: {11, 1, 900}}, Position{5: {5, 1, 40}}
+			i.Source, i.IORunning, i.SQLRunning = "10.0.0.1:3306", false, false
+			i.SlavePos, i.TargetPos = Position{5: {5, 1, 40}, 11: {11, 1, 900}}, Position{5: {5, 1, 40}}
 		}), Repoint, "10.0.0.2:3306", ""},
-		{"the new writer's position unknown", with(func(i *Input) { i.Source, i.TargetKnown = "10.0.0.1:3306", false }), Wait, "10.0.0.2:3306", "not published"},
+		{"the new writer's position unknown", with(func(i *Input) {
+			i.Source, i.IORunning, i.SQLRunning, i.TargetKnown = "10.0.0.1:3306", false, false, false
+		}), Wait, "10.0.0.2:3306", "not published"},
 		{"first setup", with(func(i *Input) { i.Source, i.IORunning, i.SQLRunning = "", false, false }), Repoint, "10.0.0.2:3306", "from nowhere"},
-		{"moves even when the old source's thread failed", with(func(i *Input) {
+		{"the old source died: reading stopped, applying stops before the move", with(func(i *Input) {
 			i.Source, i.IORunning, i.IOError = "10.0.0.1:3306", false, "Lost connection"
-		}), Repoint, "10.0.0.2:3306", ""},
+		}), Stop, "10.0.0.2:3306", ""},
+		{"a data error is never moved past", with(func(i *Input) {
+			i.Source, i.SQLRunning, i.SQLError = "10.0.0.1:3306", false, "Duplicate entry"
+		}), Keep, "", "look at the data"},
 	} {
 		d := Step(c.in)
 		if d.Action != c.act || d.To != c.to || !strings.Contains(d.Why, c.why) {

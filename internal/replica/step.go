@@ -22,9 +22,6 @@ type Input struct {
 	IORunning, SQLRunning bool
 	IOError, SQLError     string
 	SlavePos              Position
-	// StoppedByOperator: the operator stopped replication (galeon
-	// replica stop): nothing is started or moved.
-	StoppedByOperator bool
 }
 
 // Action is what the agent does next.
@@ -42,10 +39,14 @@ const (
 	// Wait: the target has not yet logged everything the replica has
 	// applied; moving now would ask it for transactions it lacks.
 	Wait
+	// Stop: the writer moved and the replica still applies from the old
+	// source: stop it first, so that its position stops moving and the
+	// new writer can be seen to have logged all of it.
+	Stop
 )
 
 func (a Action) String() string {
-	return [...]string{"keep", "repoint", "start", "wait"}[a]
+	return [...]string{"keep", "repoint", "start", "wait", "stop"}[a]
 }
 
 // Decision is Step's answer: the action, its target, and why, in words
@@ -56,17 +57,18 @@ type Decision struct {
 	Why    string
 }
 
-// Step decides what a replica's agent does next. It moves the replica
-// only to a target that has logged, in the cluster's domain, everything
-// the replica has applied (a new writer catches up in milliseconds; a
-// replica moved too early would ask it for what it has not yet logged,
-// and stop with error 1236). It never restarts a thread that stopped on
-// an error in applying (the operator must look at the data), and never
-// touches a replica the operator stopped.
+// Step decides what a replica's agent does next. When the writer moves,
+// it stops the replica first (its position then holds still: while it
+// applies from the old source it can stay ahead of what the agents last
+// published for the new writer), then moves it only once the new writer
+// has logged, in the cluster's domain, everything the replica applied (a
+// replica moved too early would ask for what the writer has not logged
+// yet, and stop with error 1236). It never restarts or moves a replica
+// whose applying stopped on an error: someone must look at the data.
 func Step(in Input) Decision {
 	switch {
-	case in.StoppedByOperator:
-		return Decision{Action: Keep, Why: "stopped by the operator"}
+	case in.SQLError != "":
+		return Decision{Action: Keep, Why: "applying stopped on an error (look at the data, then START SLAVE): " + in.SQLError}
 	case in.Target == "":
 		if in.Source == "" {
 			return Decision{Action: Keep, Why: "no writer is published and no source set up: nothing to follow yet"}
@@ -74,8 +76,6 @@ func Step(in Input) Decision {
 		return Decision{Action: Keep, Why: "no writer is published: the replica stays on " + in.Source}
 	case in.Source == in.Target:
 		switch {
-		case in.SQLError != "":
-			return Decision{Action: Keep, Why: "applying stopped on an error (look at the data, then START SLAVE): " + in.SQLError}
 		case !in.IORunning || !in.SQLRunning:
 			if in.IOError != "" {
 				return Decision{Action: Start, To: in.Target, Why: "reading from " + in.TargetNode + " stopped (" + in.IOError + "): start again"}
@@ -83,6 +83,8 @@ func Step(in Input) Decision {
 			return Decision{Action: Start, To: in.Target, Why: "replication is stopped: start it from " + in.TargetNode}
 		}
 		return Decision{Action: Keep, Why: "replicating from " + in.TargetNode}
+	case in.Source != "" && (in.IORunning || in.SQLRunning):
+		return Decision{Action: Stop, To: in.Target, Why: fmt.Sprintf("the writer is %s: stopping replication from %s before moving", in.TargetNode, in.Source)}
 	case !in.TargetKnown:
 		return Decision{Action: Wait, To: in.Target, Why: in.TargetNode + "'s binary log position is not published yet (its agent reports it)"}
 	case !in.TargetPos.Covers(in.SlavePos, in.Domain):

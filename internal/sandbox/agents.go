@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -46,11 +47,18 @@ func (s *State) agentLog(n Node) string     { return filepath.Join(s.Dir, "agent
 // node's processes (after it stops) leaves its agent running: an agent
 // outlives its node's restarts and reports them.
 func (s *State) agentArgs(n Node) []string {
+	if n.Replica {
+		// A replica's agent keeps it on the writer (galeon agent --replica).
+		return []string{"agent", "--sandbox-dir=" + s.Dir, "--replica=" + n.Name, "--discovery=" + s.Discovery, "--cluster=" + s.Name}
+	}
 	return []string{"agent", "--sandbox-dir=" + s.Dir, "--node=" + n.Name, "--discovery=" + s.Discovery,
 		"--cluster=" + s.Name, "--http=" + s.AgentHTTP(n)}
 }
 
 func (s *State) agentMarker(n Node) string {
+	if n.Replica {
+		return "--sandbox-dir=" + s.Dir + "\x00--replica=" + n.Name + "\x00"
+	}
 	return "--sandbox-dir=" + s.Dir + "\x00--node=" + n.Name + "\x00"
 }
 
@@ -85,7 +93,11 @@ func (sb *Sandbox) StartAgent(n Node) error {
 	}
 	pid := cmd.Process.Pid
 	go func() { _ = cmd.Wait() }() // reap it if it dies while we run
-	sb.ctl.Progress(n.Name, fmt.Sprintf("agent started (pid %d, clustercheck http://%s, log %s)", pid, sb.AgentHTTP(n), sb.agentLog(n)))
+	if n.Replica {
+		sb.ctl.Progress(n.Name, fmt.Sprintf("agent started (pid %d, keeps it on the writer, log %s)", pid, sb.agentLog(n)))
+	} else {
+		sb.ctl.Progress(n.Name, fmt.Sprintf("agent started (pid %d, clustercheck http://%s, log %s)", pid, sb.AgentHTTP(n), sb.agentLog(n)))
+	}
 	return os.WriteFile(sb.agentPidPath(n), []byte(strconv.Itoa(pid)+"\n"), 0o600)
 }
 
@@ -124,7 +136,7 @@ func (sb *Sandbox) AgentStatus(n Node) string {
 
 func (sb *Sandbox) startAgents() error {
 	var errs []error
-	for _, n := range sb.Nodes {
+	for _, n := range append(slices.Clone(sb.Nodes), sb.Replicas...) {
 		errs = append(errs, sb.StartAgent(n))
 	}
 	return errors.Join(errs...)
@@ -134,7 +146,7 @@ func (sb *Sandbox) startAgents() error {
 // them (a sandbox being destroyed must leave nothing behind).
 func (sb *Sandbox) stopAgents(ctx context.Context) error {
 	var errs []error
-	for _, n := range sb.Nodes {
+	for _, n := range append(slices.Clone(sb.Nodes), sb.Replicas...) {
 		errs = append(errs, sb.StopAgent(ctx, n))
 	}
 	return errors.Join(errs...)

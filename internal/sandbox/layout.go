@@ -52,6 +52,9 @@ type Node struct {
 	Segment int    `json:"segment,omitempty"`
 	// Weight is pc.weight when a layout gives one other than Galera's 1.
 	Weight *int `json:"weight,omitempty"`
+	// Replica: an asynchronous MariaDB replica of the cluster (no
+	// wsrep), not a Galera node; only its client port is used.
+	Replica bool `json:"replica,omitempty"`
 }
 
 // Credentials are generated when the sandbox is created and stored, mode
@@ -65,6 +68,10 @@ type Credentials struct {
 	MonitorPassword string `json:"monitor_password"`
 	SSTUser         string `json:"sst_user"`
 	SSTPassword     string `json:"sst_password"`
+	// ReplUser may read the nodes' binary logs (REPLICATION SLAVE), for
+	// the sandbox's asynchronous replicas.
+	ReplUser     string `json:"repl_user,omitempty"`
+	ReplPassword string `json:"repl_password,omitempty"`
 }
 
 // State is what sandbox.json holds.
@@ -91,6 +98,11 @@ type State struct {
 	// WANRTT is the round trip between sites the sandbox was made with
 	// ("0s": none); `galeon sandbox latency` changes it at runtime.
 	WANRTT string `json:"wan_rtt,omitempty"`
+	// ReplicationSource: the nodes keep binary logs with the cluster's
+	// GTIDs (wsrep_gtid_mode), so that asynchronous replicas can follow
+	// whichever node is the writer. Replicas are those replicas.
+	ReplicationSource bool   `json:"replication_source,omitempty"`
+	Replicas          []Node `json:"replicas,omitempty"`
 }
 
 func newNode(basePort, index int) Node {
@@ -138,6 +150,11 @@ func (s *State) Node(name string) (Node, error) {
 	for _, n := range s.Nodes {
 		if n.Name == name || strconv.Itoa(n.Index) == name {
 			return n, nil
+		}
+	}
+	for _, r := range s.Replicas {
+		if r.Name == name {
+			return r, nil
 		}
 	}
 	names := make([]string, 0, len(s.Nodes))

@@ -86,6 +86,9 @@ func (s *State) clusterAddress() string {
 // (paths, ports, addresses) come last and cannot be overridden: they are
 // what keeps nodes and sandboxes apart.
 func (s *State) myCnf(n Node) string {
+	if n.Replica {
+		return s.replicaCnf(n)
+	}
 	var b strings.Builder
 	b.WriteString("# Written by galeon sandbox; regenerated on start, edit sandbox.json options instead.\n[mariadbd]\n")
 	server := merged(defaultServerOptions(), s.ServerOptions)
@@ -129,6 +132,9 @@ wsrep_sst_method = %s
 		n.Name, h, n.GaleraPort, h, n.Port, h, n.SSTPort, s.SSTMethod)
 	if s.SSTMethod == "mariabackup" {
 		fmt.Fprintf(&b, "wsrep_sst_auth = %s:%s\n", s.Credentials.SSTUser, s.Credentials.SSTPassword)
+	}
+	if s.ReplicationSource {
+		b.WriteString(sourceCnf(n))
 	}
 	if s.TLS {
 		// The SST scripts would pick these up and encrypt the state

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -55,6 +56,9 @@ type Options struct {
 	// (galeon cluster backup): the first node gets its files and Galera
 	// position and bootstraps, the others join by state transfer.
 	FromBackup string
+	// Replicas makes the nodes a replication source (binary logs with
+	// the cluster's GTIDs) and adds that many asynchronous replicas.
+	Replicas int
 	Control
 }
 
@@ -158,6 +162,10 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 		return nil, fmt.Errorf("--nodes %d: a sandbox has 1 to %d nodes", opts.Nodes, MaxNodes)
 	case opts.BasePort < 1024 || opts.BasePort+offsetSST+MaxNodes > 65535:
 		return nil, fmt.Errorf("--base-port %d: choose a port between 1024 and %d", opts.BasePort, 65535-offsetSST-MaxNodes)
+	case opts.Replicas < 0 || opts.Replicas > MaxReplicas:
+		return nil, fmt.Errorf("--replicas %d: a sandbox has 0 to %d asynchronous replicas", opts.Replicas, MaxReplicas)
+	case opts.Replicas > 0 && opts.BasePort+offsetReplica+MaxReplicas > 65535:
+		return nil, fmt.Errorf("--base-port %d: with replicas, choose a port between 1024 and %d", opts.BasePort, 65535-offsetReplica-MaxReplicas)
 	}
 	if err := checkPrerequisites(opts.SSTMethod); err != nil {
 		return nil, err
@@ -169,7 +177,7 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 		State: State{
 			Name: opts.Name, Dir: opts.Dir, BasePort: opts.BasePort, SSTMethod: opts.SSTMethod,
 			ProviderOptions: providerOptions(opts), ServerOptions: opts.ServerOptions, TLS: opts.TLS, WANRTT: opts.WANRTT.String(),
-			Discovery: opts.Discovery, Credentials: newCredentials(),
+			Discovery: opts.Discovery, Credentials: newCredentials(), ReplicationSource: opts.Replicas > 0,
 		},
 		ctl:        opts.Control,
 		dbs:        map[string]*sql.DB{},
@@ -200,6 +208,12 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 	if err := sb.create(ctx); err != nil {
 		_ = sb.Destroy(context.Background())
 		return nil, err
+	}
+	for i := 0; i < opts.Replicas; i++ {
+		if _, err := sb.AddReplica(ctx); err != nil {
+			_ = sb.Destroy(context.Background())
+			return nil, err
+		}
 	}
 	return sb, sb.startAgents()
 }
@@ -274,6 +288,7 @@ func newCredentials() Credentials {
 		AppUser: "app", AppPassword: randomPassword(),
 		MonitorUser: "monitor", MonitorPassword: randomPassword(),
 		SSTUser: "sst", SSTPassword: randomPassword(),
+		ReplUser: "repl", ReplPassword: randomPassword(),
 	}
 }
 
@@ -504,6 +519,9 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 		if err := sb.startArbitrators(ctx); err != nil {
 			return err
 		}
+		if err := sb.startReplicas(ctx); err != nil {
+			return err
+		}
 		return sb.startAgents()
 	}
 	if len(stopped) == len(sb.Nodes) {
@@ -550,7 +568,20 @@ func (sb *Sandbox) Start(ctx context.Context) error {
 	if err := sb.startArbitrators(ctx); err != nil {
 		return err
 	}
+	if err := sb.startReplicas(ctx); err != nil {
+		return err
+	}
 	return sb.startAgents()
+}
+
+// startReplicas starts the replicas that do not run.
+func (sb *Sandbox) startReplicas(ctx context.Context) error {
+	for _, r := range sb.Replicas {
+		if err := sb.StartReplica(ctx, r.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func removeNode(nodes []Node, name string) []Node {
@@ -570,6 +601,9 @@ func (sb *Sandbox) Stop(ctx context.Context) error {
 	// Arbitrators next: a cluster without its data nodes has nothing
 	// for them to vote on.
 	errs := []error{sb.stopAgents(ctx), sb.stopArbitrators(ctx)}
+	for _, r := range sb.Replicas {
+		errs = append(errs, sb.StopReplica(ctx, r.Name))
+	}
 	for i := len(sb.Nodes) - 1; i >= 0; i-- {
 		if sb.pid(sb.Nodes[i]) == 0 {
 			continue
@@ -590,7 +624,7 @@ func (sb *Sandbox) Destroy(ctx context.Context) error {
 		_ = sb.KillArbitrator(a.Name)
 	}
 	sb.stopDelays()
-	for _, n := range sb.Nodes {
+	for _, n := range append(slices.Clone(sb.Nodes), sb.Replicas...) {
 		if err := sb.sweep(ctx, n); err != nil {
 			return err
 		}

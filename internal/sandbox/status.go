@@ -41,6 +41,15 @@ func (sb *Sandbox) Status(ctx context.Context) []NodeStatus {
 		}
 		out = append(out, ns)
 	}
+	for _, r := range sb.Replicas {
+		ns := NodeStatus{Node: r, Role: "replica", PID: sb.pid(r)}
+		ns.Process = processLabel(ns.PID)
+		if ns.Process == "running" {
+			// Its source and lag: galeon status (from its agent).
+			ns.State = "asynchronous replica"
+		}
+		out = append(out, ns)
+	}
 	return append(out, sb.ArbitratorStatus()...)
 }
 

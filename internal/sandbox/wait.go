@@ -353,6 +353,11 @@ func (sb *Sandbox) createUsers(ctx context.Context, n Node) error {
 		fmt.Fprintf(&q, "CREATE OR REPLACE USER '%s'@'%s' IDENTIFIED BY '%s'; ", c.MonitorUser, h, c.MonitorPassword)
 	}
 	fmt.Fprintf(&q, "CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY '%s'; GRANT RELOAD, PROCESS, LOCK TABLES, BINLOG MONITOR ON *.* TO '%s'@'localhost'; ", c.SSTUser, c.SSTPassword, c.SSTUser)
+	if c.ReplUser != "" {
+		for _, h := range hosts {
+			fmt.Fprintf(&q, "CREATE OR REPLACE USER '%s'@'%s' IDENTIFIED BY '%s'; GRANT REPLICATION SLAVE ON *.* TO '%s'@'%s'; ", c.ReplUser, h, c.ReplPassword, c.ReplUser, h)
+		}
+	}
 	q.WriteString("CREATE DATABASE IF NOT EXISTS app; CREATE DATABASE IF NOT EXISTS sbtest; ")
 	// The proxies' commit markers (package outcome), writable by the
 	// application account.

@@ -51,7 +51,13 @@ func newControlRig(t *testing.T, n int) (*sandbox.Sandbox, *discovery.Store, []*
 // sandbox is its executor), as galeon agent --manage does elsewhere.
 func newRig(t *testing.T, n int, managed bool) (*sandbox.Sandbox, *discovery.Store, []*member) {
 	t.Helper()
-	sb := sandboxtest.New(t, sandbox.Options{Nodes: 3})
+	return newRigOf(t, n, managed, sandbox.Options{Nodes: 3})
+}
+
+// newRigOf is newRig over a sandbox made with opts.
+func newRigOf(t *testing.T, n int, managed bool, opts sandbox.Options) (*sandbox.Sandbox, *discovery.Store, []*member) {
+	t.Helper()
+	sb := sandboxtest.New(t, opts)
 	store := discoverytest.Open(t)
 	for _, node := range sb.Nodes {
 		var exec agent.Executor

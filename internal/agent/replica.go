@@ -1,0 +1,298 @@
+package agent
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/replica"
+)
+
+// ReplicaConfig configures the agent beside an asynchronous replica of
+// the cluster.
+type ReplicaConfig struct {
+	// Name is the replica's name in the control plane; Address where
+	// clients reach it (host:port).
+	Name, Address string
+	// User and Password log into the replica: an account that may run
+	// CHANGE MASTER, START and STOP SLAVE (REPLICATION SLAVE ADMIN).
+	User, Password string
+	// SourceUser and SourcePassword are what the replica logs into the
+	// cluster's nodes with (REPLICATION SLAVE), given to CHANGE MASTER;
+	// empty keeps what the replica has (it was set up by hand).
+	SourceUser, SourcePassword string
+	// Pinned names the node to replicate from instead of the writer.
+	Pinned string
+	// Interval between checks (default 500ms); TTL of the registration
+	// (default 10s).
+	Interval, TTL time.Duration
+}
+
+// ReplicaAgent keeps an asynchronous replica replicating from the
+// cluster's writer: on every writer change the controller publishes, it
+// moves the replica there (replica.Step decides when), and it publishes
+// the replica's state for status, proxies and alerts.
+type ReplicaAgent struct {
+	cfg   ReplicaConfig
+	store *discovery.Store
+	log   *slog.Logger
+	db    *sql.DB
+
+	facts discovery.ReplicaFacts
+}
+
+// NewReplica returns a replica agent; Run starts it.
+func NewReplica(cfg ReplicaConfig, store *discovery.Store, log *slog.Logger) (*ReplicaAgent, error) {
+	if err := discovery.ValidName("replica", cfg.Name); err != nil {
+		return nil, err
+	}
+	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
+		return nil, fmt.Errorf("replica %s: address %q is not host:port", cfg.Name, cfg.Address)
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 500 * time.Millisecond
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = 10 * time.Second
+	}
+	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/?timeout=2s&readTimeout=10s&writeTimeout=10s", cfg.User, cfg.Password, cfg.Address))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(2)
+	return &ReplicaAgent{cfg: cfg, store: store, log: log, db: db,
+		facts: discovery.ReplicaFacts{Name: cfg.Name, Address: cfg.Address, Pinned: cfg.Pinned}}, nil
+}
+
+// Run checks and acts every Interval, and at once on every writer
+// decision, until ctx ends; then it removes its registration.
+func (r *ReplicaAgent) Run(ctx context.Context) error {
+	defer r.db.Close()
+	kick := make(chan struct{}, 1)
+	go func() {
+		for range r.store.WatchWriter(ctx) {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	var reg *discovery.ReplicaRegistration
+	defer func() {
+		if reg != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = reg.Close(cctx)
+			cancel()
+		}
+	}()
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	for {
+		r.tick(ctx)
+		pctx, cancel := context.WithTimeout(ctx, r.cfg.Interval+time.Second)
+		var err error
+		if reg == nil {
+			reg, err = r.store.RegisterReplica(pctx, r.facts, r.cfg.TTL)
+		} else {
+			err = reg.Update(pctx, r.facts)
+		}
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			r.log.Warn("publish replica facts", "replica", r.cfg.Name, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-kick:
+		}
+	}
+}
+
+// status is what SHOW SLAVE STATUS and gtid_slave_pos say.
+type status struct {
+	source                string
+	ioRunning, sqlRunning bool
+	ioError, sqlError     string
+	behind                *int64
+	slavePos              string
+}
+
+func (r *ReplicaAgent) readStatus(ctx context.Context) (status, error) {
+	var st status
+	if err := r.db.QueryRowContext(ctx, "SELECT @@gtid_slave_pos").Scan(&st.slavePos); err != nil {
+		return st, err
+	}
+	rows, err := r.db.QueryContext(ctx, "SHOW SLAVE STATUS")
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return st, err
+	}
+	if !rows.Next() {
+		return st, rows.Err() // no replication set up
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return st, err
+	}
+	v := map[string]string{}
+	for i, c := range cols {
+		v[c] = vals[i].String
+		if c == "Seconds_Behind_Master" && vals[i].Valid {
+			if n, err := strconv.ParseInt(vals[i].String, 10, 64); err == nil {
+				st.behind = &n
+			}
+		}
+	}
+	if v["Master_Host"] != "" {
+		st.source = net.JoinHostPort(v["Master_Host"], v["Master_Port"])
+	}
+	st.ioRunning, st.sqlRunning = v["Slave_IO_Running"] == "Yes", v["Slave_SQL_Running"] == "Yes"
+	st.ioError, st.sqlError = v["Last_IO_Error"], v["Last_SQL_Error"]
+	return st, nil
+}
+
+// tick reads the writer, the nodes and the replica, decides and acts.
+func (r *ReplicaAgent) tick(ctx context.Context) { r.step(ctx, true) }
+
+// step is one tick; after stopping the replica it decides once more at
+// once when again is set.
+func (r *ReplicaAgent) step(ctx context.Context, again bool) {
+	f := &r.facts
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := r.readStatus(cctx)
+	if err != nil {
+		f.Up, f.Error, f.State, f.Why = false, err.Error(), "unreachable", "the agent cannot read the replica's status: "+err.Error()
+		return
+	}
+	f.Up, f.Error = true, ""
+	u, err := r.store.ReadDecision(cctx)
+	if err != nil {
+		f.State, f.Why = "unknown", "the control plane is unreachable: "+err.Error()
+		return
+	}
+	nodes, err := r.store.Nodes(cctx)
+	if err != nil {
+		f.State, f.Why = "unknown", "the control plane is unreachable: "+err.Error()
+		return
+	}
+	in := replica.Input{Source: st.source, IORunning: st.ioRunning, SQLRunning: st.sqlRunning,
+		IOError: st.ioError, SQLError: st.sqlError}
+	in.SlavePos, _ = replica.ParsePosition(st.slavePos)
+	target := u.Decision.Writer
+	if r.cfg.Pinned != "" {
+		target = r.cfg.Pinned
+	}
+	byAddr := map[string]string{}
+	var domain *uint32
+	for _, n := range nodes {
+		byAddr[n.Address] = n.Name
+		if n.GTIDDomain != nil && domain == nil {
+			domain = n.GTIDDomain
+		}
+		if n.Name != target {
+			continue
+		}
+		in.Target, in.TargetNode = n.Address, n.Name
+		if p, err := replica.ParsePosition(n.GTIDBinlogPos); err == nil && n.GTIDDomain != nil {
+			in.TargetPos, in.TargetKnown, in.Domain = p, true, *n.GTIDDomain
+		}
+	}
+	if domain != nil {
+		in.Domain = *domain
+	}
+	d := replica.Step(in)
+	f.Source, f.SourceNode = st.source, byAddr[st.source]
+	f.IORunning, f.SQLRunning, f.IOError, f.SQLError = st.ioRunning, st.sqlRunning, st.ioError, st.sqlError
+	f.SlavePos, f.BehindSeconds = st.slavePos, st.behind
+	f.Behind = 0
+	if in.TargetKnown {
+		f.Behind = int64(in.TargetPos.Seqno(in.Domain)) - int64(in.SlavePos.Seqno(in.Domain))
+	}
+	prev := f.State + f.Why
+	f.State, f.Why = d.Action.String(), d.Why
+	if prev != f.State+f.Why && d.Action != replica.Keep {
+		r.log.Info("replica", "replica", r.cfg.Name, "decision", d.Action.String(), "why", d.Why)
+	}
+	switch d.Action {
+	case replica.Repoint:
+		if domain == nil {
+			f.State, f.Why = "wait", "the cluster's GTID domain is not published yet (the nodes' agents report wsrep_gtid_domain_id)"
+			return
+		}
+		if err := r.repoint(cctx, d.To, *domain); err != nil {
+			f.State, f.Why = "failed", "moving to "+in.TargetNode+": "+err.Error()
+			r.log.Warn("replica: repoint failed", "replica", r.cfg.Name, "to", in.TargetNode, "err", err)
+			return
+		}
+		f.Repoints++
+		f.LastRepoint = time.Now().UTC()
+		if !u.Decision.At.IsZero() {
+			f.RepointTook = time.Since(u.Decision.At)
+		}
+		f.Source, f.SourceNode = d.To, in.TargetNode
+		r.log.Info("replica moved", "replica", r.cfg.Name, "to", in.TargetNode, "since_decision", f.RepointTook.Round(time.Millisecond))
+	case replica.Start:
+		if _, err := r.db.ExecContext(cctx, "START SLAVE"); err != nil {
+			f.State, f.Why = "failed", "START SLAVE: "+err.Error()
+		}
+	case replica.Stop:
+		if _, err := r.db.ExecContext(cctx, "STOP SLAVE"); err != nil {
+			f.State, f.Why = "failed", "STOP SLAVE: "+err.Error()
+			return
+		}
+		// Decided again at once: the new writer has usually logged the
+		// position it stopped at already.
+		if again {
+			r.step(ctx, false)
+		}
+	}
+}
+
+// repoint moves the replica to to (host:port) by GTID, replicating only
+// the cluster's domain.
+func (r *ReplicaAgent) repoint(ctx context.Context, to string, domain uint32) error {
+	host, port, err := net.SplitHostPort(to)
+	if err != nil {
+		return err
+	}
+	if _, err := strconv.Atoi(port); err != nil {
+		return fmt.Errorf("port of %s: %w", to, err)
+	}
+	if _, err := r.db.ExecContext(ctx, "STOP SLAVE"); err != nil {
+		return fmt.Errorf("STOP SLAVE: %w", err)
+	}
+	q := fmt.Sprintf("CHANGE MASTER TO MASTER_HOST = %s, MASTER_PORT = %s, MASTER_USE_GTID = slave_pos, DO_DOMAIN_IDS = (%d), MASTER_CONNECT_RETRY = 1",
+		quoteString(host), port, domain)
+	if r.cfg.SourceUser != "" {
+		q += ", MASTER_USER = " + quoteString(r.cfg.SourceUser) + ", MASTER_PASSWORD = " + quoteString(r.cfg.SourcePassword)
+	}
+	if _, err := r.db.ExecContext(ctx, q); err != nil {
+		return errors.New("CHANGE MASTER: " + strings.ReplaceAll(err.Error(), r.cfg.SourcePassword, "…"))
+	}
+	if _, err := r.db.ExecContext(ctx, "START SLAVE"); err != nil {
+		return fmt.Errorf("START SLAVE: %w", err)
+	}
+	return nil
+}
+
+// quoteString is a SQL string literal (MariaDB's escapes).
+func quoteString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
