@@ -46,6 +46,8 @@ func (p *Proxy) SetReplicas(rs []Replica) {
 		switch {
 		case !ok:
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s (%s) registered, replicating from %s", r.Name, r.Address, orDash(r.SourceNode)))
+		case r.Repoints > o.Repoints && o.SourceNode == "":
+			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s set up to replicate from %s", r.Name, orDash(r.SourceNode)))
 		case r.Repoints > o.Repoints:
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s moved from %s to %s, %s after the writer decision", r.Name, orDash(o.SourceNode), orDash(r.SourceNode), r.RepointTook.Round(time.Millisecond)))
 		case o.Replicating() && !r.Replicating():
