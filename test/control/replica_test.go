@@ -218,4 +218,3 @@ func mustNodes(t *testing.T, store *discovery.Store) []discovery.NodeFacts {
 	}
 	return ns
 }
-
