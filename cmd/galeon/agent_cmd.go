@@ -109,18 +109,13 @@ func runAgent(ctx context.Context, args []string) error {
 		rc := agent.ReplicaConfig{Name: *replicaName, Address: *addr, User: *user, Password: os.Getenv("GALEON_REPLICA_PASSWORD"),
 			SourceUser: *sourceUser, SourcePassword: os.Getenv("GALEON_SOURCE_PASSWORD"), Pinned: *pinned, Interval: *interval}
 		if *passwordFile != "" {
-			b, err := os.ReadFile(*passwordFile)
-			if err != nil {
-				return fmt.Errorf("--password-file: %w", err)
-			}
-			rc.Password = strings.TrimSpace(string(b))
-		}
-		if *sbDir != "" {
-			s, err := sandbox.Open(*sbDir, sandbox.Control{})
-			if err != nil {
+			var err error
+			if rc.Password, err = readPasswordFile(*passwordFile); err != nil {
 				return err
 			}
-			n, err := s.Node(*replicaName)
+		}
+		if *sbDir != "" {
+			s, n, err := sandboxNode(*sbDir, *replicaName)
 			if err != nil {
 				return err
 			}
@@ -144,18 +139,13 @@ func runAgent(ctx context.Context, args []string) error {
 		cfg.User = os.Getenv("GALEON_MONITOR_USER")
 	}
 	if *passwordFile != "" {
-		b, err := os.ReadFile(*passwordFile)
-		if err != nil {
-			return fmt.Errorf("--password-file: %w", err)
-		}
-		cfg.Password = strings.TrimSpace(string(b))
-	}
-	if *sbDir != "" {
-		s, err := sandbox.Open(*sbDir, sandbox.Control{})
-		if err != nil {
+		var err error
+		if cfg.Password, err = readPasswordFile(*passwordFile); err != nil {
 			return err
 		}
-		n, err := s.Node(*node)
+	}
+	if *sbDir != "" {
+		s, n, err := sandboxNode(*sbDir, *node)
 		if err != nil {
 			return err
 		}
@@ -187,15 +177,7 @@ func runAgent(ctx context.Context, args []string) error {
 	case *interval < 100*time.Millisecond:
 		return fmt.Errorf("--interval %s: use at least 100ms", *interval)
 	}
-	dcfg, err := df.config()
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(*logFormat, slog.LevelInfo)
-	if err != nil {
-		return err
-	}
-	store, err := openRetrying(ctx, dcfg, log)
+	store, log, err := openAgentStore(ctx, df, *logFormat)
 	if err != nil {
 		return err
 	}
@@ -208,17 +190,44 @@ func runAgent(ctx context.Context, args []string) error {
 	return a.Run(ctx)
 }
 
-// runReplicaAgent is galeon agent --replica.
-func runReplicaAgent(ctx context.Context, rc agent.ReplicaConfig, df discoveryFlags, logFormat string) error {
+// openAgentStore makes an agent's log and connects to its etcd, retrying
+// until it answers.
+func openAgentStore(ctx context.Context, df discoveryFlags, logFormat string) (*discovery.Store, *slog.Logger, error) {
 	dcfg, err := df.config()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	log, err := newLogger(logFormat, slog.LevelInfo)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	store, err := openRetrying(ctx, dcfg, log)
+	return store, log, err
+}
+
+// readPasswordFile reads --password-file.
+func readPasswordFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("--password-file: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// sandboxNode opens the sandbox in dir and finds its node (or replica)
+// name.
+func sandboxNode(dir, name string) (*sandbox.Sandbox, sandbox.Node, error) {
+	s, err := sandbox.Open(dir, sandbox.Control{})
+	if err != nil {
+		return nil, sandbox.Node{}, err
+	}
+	n, err := s.Node(name)
+	return s, n, err
+}
+
+// runReplicaAgent is galeon agent --replica.
+func runReplicaAgent(ctx context.Context, rc agent.ReplicaConfig, df discoveryFlags, logFormat string) error {
+	store, log, err := openAgentStore(ctx, df, logFormat)
 	if err != nil {
 		return err
 	}

@@ -333,12 +333,7 @@ func (s *Store) RegisterProxy(ctx context.Context, f ProxyFacts, ttl time.Durati
 
 // Update publishes f if it changed (the timestamp aside).
 func (r *ProxyRecord) Update(ctx context.Context, f ProxyFacts) error {
-	cmp := f
-	cmp.UpdatedAt = time.Time{}
-	sig, _ := json.Marshal(cmp)
-	f.UpdatedAt = time.Now().UTC()
-	val, _ := json.Marshal(f)
-	return r.k.Put(ctx, val, sig)
+	return putStamped(ctx, r.k, f, func(f *ProxyFacts, t time.Time) { f.UpdatedAt = t })
 }
 
 // Close removes the record (clean shutdown).

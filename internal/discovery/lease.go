@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -98,4 +99,16 @@ func (k *LeasedKey) Close(ctx context.Context) error {
 	}
 	_, err := k.s.Client.Revoke(ctx, k.lease)
 	return err
+}
+
+// putStamped publishes v under k with its timestamp set to now, unless
+// nothing but the timestamp changed since the last Put (stamp sets the
+// value's timestamp field).
+func putStamped[T any](ctx context.Context, k *LeasedKey, v T, stamp func(*T, time.Time)) error {
+	cmp := v
+	stamp(&cmp, time.Time{})
+	sig, _ := json.Marshal(cmp)
+	stamp(&v, time.Now().UTC())
+	val, _ := json.Marshal(v)
+	return k.Put(ctx, val, sig)
 }

@@ -156,12 +156,7 @@ func (r *Registration) Update(ctx context.Context, facts NodeFacts) error {
 	if err := facts.Validate(); err != nil {
 		return err
 	}
-	cmp := facts
-	cmp.UpdatedAt = time.Time{}
-	sig, _ := json.Marshal(cmp)
-	facts.UpdatedAt = time.Now().UTC()
-	val, _ := json.Marshal(facts)
-	return r.k.Put(ctx, val, sig)
+	return putStamped(ctx, r.k, facts, func(f *NodeFacts, t time.Time) { f.UpdatedAt = t })
 }
 
 // Close removes the registration at once (revoking the lease), as on a

@@ -92,12 +92,7 @@ func (r *ReplicaRegistration) Update(ctx context.Context, facts ReplicaFacts) er
 	if err := facts.Validate(); err != nil {
 		return err
 	}
-	cmp := facts
-	cmp.UpdatedAt = time.Time{}
-	sig, _ := json.Marshal(cmp)
-	facts.UpdatedAt = time.Now().UTC()
-	val, _ := json.Marshal(facts)
-	return r.k.Put(ctx, val, sig)
+	return putStamped(ctx, r.k, facts, func(f *ReplicaFacts, t time.Time) { f.UpdatedAt = t })
 }
 
 // Close removes the registration at once.

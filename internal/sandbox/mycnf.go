@@ -109,15 +109,8 @@ func (s *State) myCnf(n Node) string {
 	for _, k := range sortedKeys(provider) {
 		opts = append(opts, k+"="+provider[k])
 	}
-	fmt.Fprintf(&b, `
-datadir = %s
-socket = %s
-pid-file = %s
-log-error = %s
-port = %d
-bind-address = %s
-tmpdir = %s
-wsrep_on = ON
+	b.WriteString(s.placeCnf(n))
+	fmt.Fprintf(&b, `wsrep_on = ON
 wsrep_provider = %s
 wsrep_provider_options = "%s"
 wsrep_cluster_name = %s
@@ -127,8 +120,7 @@ wsrep_node_address = %s:%d
 wsrep_node_incoming_address = %s:%d
 wsrep_sst_receive_address = %s:%d
 wsrep_sst_method = %s
-`, s.dataDir(n), s.socket(n), s.pidPath(n), s.errLog(n), n.Port, h, s.nodeDir(n),
-		GaleraLibrary, strings.Join(opts, "; "), s.Name, s.clusterAddress(),
+`, GaleraLibrary, strings.Join(opts, "; "), s.Name, s.clusterAddress(),
 		n.Name, h, n.GaleraPort, h, n.Port, h, n.SSTPort, s.SSTMethod)
 	if s.SSTMethod == "mariabackup" {
 		fmt.Fprintf(&b, "wsrep_sst_auth = %s:%s\n", s.Credentials.SSTUser, s.Credentials.SSTPassword)
@@ -144,6 +136,20 @@ wsrep_sst_method = %s
 	}
 	b.WriteString("\n[client]\nsocket = " + s.socket(n) + "\n")
 	return b.String()
+}
+
+// placeCnf is where node n keeps its files and listens: what keeps nodes
+// and sandboxes apart.
+func (s *State) placeCnf(n Node) string {
+	return fmt.Sprintf(`
+datadir = %s
+socket = %s
+pid-file = %s
+log-error = %s
+port = %d
+bind-address = %s
+tmpdir = %s
+`, s.dataDir(n), s.socket(n), s.pidPath(n), s.errLog(n), n.Port, n.host(), s.nodeDir(n))
 }
 
 func (s *State) writeMyCnf(n Node) error {

@@ -47,15 +47,8 @@ func (s *State) replicaCnf(n Node) string {
 	for _, k := range sortedKeys(server) {
 		fmt.Fprintf(&b, "%s = %s\n", k, server[k])
 	}
-	fmt.Fprintf(&b, `
-datadir = %s
-socket = %s
-pid-file = %s
-log-error = %s
-port = %d
-bind-address = %s
-tmpdir = %s
-server_id = %d
+	b.WriteString(s.placeCnf(n))
+	fmt.Fprintf(&b, `server_id = %d
 gtid_domain_id = %d
 log_bin = binlog
 log_slave_updates = ON
@@ -65,8 +58,7 @@ slave_parallel_threads = 2
 
 [client]
 socket = %s
-`, s.dataDir(n), s.socket(n), s.pidPath(n), s.errLog(n), n.Port, n.host(), s.nodeDir(n),
-		1000+n.Index, 1000+n.Index, s.socket(n))
+`, 1000+n.Index, 1000+n.Index, s.socket(n))
 	return b.String()
 }
 
