@@ -129,6 +129,10 @@ func printDDLResult(res lifecycle.Result) {
 	slices.Sort(nodes)
 	for _, n := range nodes {
 		fmt.Printf("  %-8s %.1fs\n", n, res.Seconds[n])
+		if res.Method == schemachange.TOI {
+			// TOI holds every node's commits while the statement runs.
+			fmt.Printf("  write stall (TOI): up to %.2fs on every node\n", res.Seconds[n])
+		}
 	}
 }
 
