@@ -149,6 +149,9 @@ func runAgent(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		if n.Replica {
+			return fmt.Errorf("%s is an asynchronous replica, not a Galera node: use --replica %s", n.Name, n.Name)
+		}
 		cfg.Address, cfg.Grastate = n.Addr(), s.GrastatePath(n)
 		if n.Site != "" {
 			cfg.Site, cfg.Segment = n.Site, n.Segment
@@ -221,7 +224,7 @@ func sandboxNode(dir, name string) (*sandbox.Sandbox, sandbox.Node, error) {
 	if err != nil {
 		return nil, sandbox.Node{}, err
 	}
-	n, err := s.Node(name)
+	n, err := s.Member(name)
 	return s, n, err
 }
 

@@ -77,7 +77,9 @@ func New(store *discovery.Store, user, password, by string, log *slog.Logger) *R
 // Close stops the operation this proxy runs (it stops where it is,
 // recorded as stopped: resumable from anywhere) and waits for it.
 func (r *Runner) Close() {
+	r.mu.Lock()
 	r.cancel()
+	r.mu.Unlock()
 	r.wg.Wait()
 	r.closeDBs()
 }
@@ -142,6 +144,10 @@ func (r *Runner) take(id string) (plan, bool) {
 // Run implements proxyadmin.Operations.
 func (r *Runner) Run(ctx context.Context, id string) error {
 	r.mu.Lock()
+	if r.ctx.Err() != nil {
+		r.mu.Unlock()
+		return errors.New("this proxy is stopping: run it from another proxy, or with galeon cluster ddl")
+	}
 	if r.running != nil {
 		r.mu.Unlock()
 		return errors.New("this proxy already runs an operation: one at a time")
@@ -163,7 +169,15 @@ func (r *Runner) Run(ctx context.Context, id string) error {
 		run.id = op.ID // a plan runs under the operation's own id
 	}
 	r.mu.Unlock()
+	r.mu.Lock()
+	if r.ctx.Err() != nil { // Close began meanwhile: it stops here
+		r.running = nil
+		r.mu.Unlock()
+		stop()
+		return errors.New("this proxy is stopping: the change is recorded, and resumes from another proxy or galeon cluster ddl --resume")
+	}
 	r.wg.Add(1)
+	r.mu.Unlock()
 	go func() {
 		defer r.wg.Done()
 		defer stop()
@@ -199,9 +213,9 @@ func (r *Runner) start(ctx context.Context, id string) (func(context.Context) (l
 		return nil, err
 	case op == nil || op.ID != id:
 		return nil, mysqlproto.NewSQLError(erConstraintFailed, "no plan or operation %q (a plan is kept %s): SELECT * FROM operations", id, planTTL)
-	case op.Failed == "":
-		return nil, fmt.Errorf("%s is running (by %s)", id, op.By)
 	}
+	// Resumed if it stopped, or if whoever ran it stopped writing its
+	// record (killed): StartResume refuses one still running elsewhere.
 	return r.sc.StartResume(ctx)
 }
 
@@ -228,11 +242,13 @@ func (r *Runner) Cancel(ctx context.Context, id string) error {
 		return err
 	case op == nil || op.ID != id:
 		return mysqlproto.NewSQLError(erConstraintFailed, "no plan or operation %q: SELECT * FROM operations", id)
-	case op.Failed == "":
-		return fmt.Errorf("%s runs in %s, not in this proxy: stop it there (or wait until it stops, then DELETE it here to abandon it)", id, op.By)
 	}
-	_, err = r.sc.Abandon(ctx)
-	return err
+	// Abandoned if it stopped, or if whoever ran it stopped writing its
+	// record (killed); one still running elsewhere is refused.
+	if _, err := r.sc.Abandon(ctx); err != nil {
+		return fmt.Errorf("%w; it runs in %s, not in this proxy: stop it there", err, op.By)
+	}
+	return nil
 }
 
 // erConstraintFailed is MariaDB's ER_CONSTRAINT_FAILED: the request

@@ -100,6 +100,9 @@ type Agent struct {
 	positions uint64
 	action    *discovery.ActionState
 	exec      sync.Mutex
+	// backupDirs are the backup copies this agent made and has not yet
+	// finished or removed: the only ones it finishes or removes.
+	backupDirs map[string]bool
 
 	httpAddr net.Addr
 	transfer transfer.Observer
@@ -131,7 +134,7 @@ func New(cfg Config, store *discovery.Store, log *slog.Logger) (*Agent, error) {
 	if cfg.DataDir == "" && cfg.Grastate != "" {
 		cfg.DataDir = filepath.Dir(cfg.Grastate)
 	}
-	return &Agent{cfg: cfg, store: store, log: log, db: db, transfer: transfer.Observer{DataDir: cfg.DataDir}}, nil
+	return &Agent{cfg: cfg, store: store, log: log, db: db, transfer: transfer.Observer{DataDir: cfg.DataDir}, backupDirs: map[string]bool{}}, nil
 }
 
 // Run checks and publishes until ctx ends, then deregisters the node.
@@ -427,11 +430,40 @@ func (a *Agent) backup(ctx context.Context, act discovery.Action) (string, error
 		}
 		return lifecycle.BackupSource{Args: args, DataDir: dir}, err
 	}}
-	return lifecycle.CarryOutBackup(ctx, copier, act, func(msg string) {
+	a.mu.Lock()
+	ours := a.backupDirs[act.Dir]
+	a.mu.Unlock()
+	if act.Kind != discovery.ActionBackupCopy && !ours {
+		// Only a copy this agent made is prepared or removed.
+		return "", fmt.Errorf("%s is not a copy this agent made (or it restarted since): left alone", act.Dir)
+	}
+	// Stopped when whoever asked gives up (the action is cleared or
+	// replaced): a copy nobody waits for must not go on holding the
+	// node's locks once it is back in service.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for cur := range a.store.WatchAction(ctx, a.cfg.Node) {
+			if cur.ID != act.ID {
+				cancel()
+				return
+			}
+		}
+	}()
+	res, err := lifecycle.CarryOutBackup(ctx, copier, act, func(msg string) {
 		a.mu.Lock()
 		a.action = &discovery.ActionState{ID: act.ID, Kind: act.Kind, Detail: msg}
 		a.mu.Unlock()
 	})
+	a.mu.Lock()
+	switch {
+	case act.Kind == discovery.ActionBackupCopy && err == nil:
+		a.backupDirs[act.Dir] = true
+	case act.Kind != discovery.ActionBackupCopy:
+		delete(a.backupDirs, act.Dir) // renamed, or removed
+	}
+	a.mu.Unlock()
+	return res, err
 }
 
 // ServeHTTP is the clustercheck endpoint: 200 when the node may take

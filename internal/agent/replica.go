@@ -201,21 +201,29 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 	}
 	byAddr := map[string]string{}
 	var domain *uint32
+	domains := map[string]map[string]string{}
 	for _, n := range nodes {
 		byAddr[n.Address] = n.Name
-		if n.GTIDDomain != nil && domain == nil {
-			domain = n.GTIDDomain
+		if n.GTIDDomain != nil {
+			domains[n.Name] = map[string]string{"wsrep_gtid_domain_id": strconv.FormatUint(uint64(*n.GTIDDomain), 10)}
+			if domain == nil {
+				domain = n.GTIDDomain
+			}
 		}
 		if n.Name != target {
 			continue
 		}
-		in.Target, in.TargetNode = n.Address, n.Name
+		in.Target, in.TargetNode, in.TargetProblems = n.Address, n.Name, n.SourceProblems
 		if p, err := replica.ParsePosition(n.GTIDBinlogPos); err == nil && n.GTIDDomain != nil {
 			in.TargetPos, in.TargetKnown, in.Domain = p, true, *n.GTIDDomain
 		}
 	}
+	in.TargetProblems = append(in.TargetProblems, replica.CheckCluster(domains)...)
 	if domain != nil {
 		in.Domain = *domain
+	}
+	if target != "" && in.Target == "" {
+		in.Missing = target
 	}
 	d := replica.Step(in)
 	f.Source, f.SourceNode = st.source, byAddr[st.source]
@@ -253,7 +261,13 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 			f.State, f.Why = "failed", "START SLAVE: "+err.Error()
 		}
 	case replica.Stop:
-		if _, err := r.db.ExecContext(cctx, "STOP SLAVE"); err != nil {
+		// STOP SLAVE waits for the event group being applied (a long
+		// ALTER, a big transaction): given its own time, once, rather
+		// than sent again on every tick.
+		sctx, scancel := context.WithTimeout(ctx, 10*time.Minute)
+		_, err := r.db.ExecContext(sctx, "STOP SLAVE")
+		scancel()
+		if err != nil {
 			f.State, f.Why = "failed", "STOP SLAVE: "+err.Error()
 			return
 		}
@@ -284,7 +298,11 @@ func (r *ReplicaAgent) repoint(ctx context.Context, to string, domain uint32) er
 		q += ", MASTER_USER = " + quoteString(r.cfg.SourceUser) + ", MASTER_PASSWORD = " + quoteString(r.cfg.SourcePassword)
 	}
 	if _, err := r.db.ExecContext(ctx, q); err != nil {
-		return errors.New("CHANGE MASTER: " + strings.ReplaceAll(err.Error(), r.cfg.SourcePassword, "…"))
+		msg := err.Error()
+		if r.cfg.SourcePassword != "" {
+			msg = strings.ReplaceAll(msg, r.cfg.SourcePassword, "…")
+		}
+		return errors.New("CHANGE MASTER: " + msg)
 	}
 	if _, err := r.db.ExecContext(ctx, "START SLAVE"); err != nil {
 		return fmt.Errorf("START SLAVE: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,10 +36,17 @@ const (
 	// it and renames it to Final. An operator's backup asks for them.
 	ActionBackupCopy   = "backup-copy"
 	ActionBackupFinish = "backup-finish"
+	// ActionBackupDiscard removes a copy in Dir that is not kept (the
+	// operator's backup was interrupted after the copy).
+	ActionBackupDiscard = "backup-discard"
 )
 
 // operatorActions are the actions an operator's tools may ask for.
-var operatorActions = []string{ActionRestart, ActionStop, ActionBackupCopy, ActionBackupFinish}
+var operatorActions = []string{ActionRestart, ActionStop, ActionBackupCopy, ActionBackupFinish, ActionBackupDiscard}
+
+// BackupWorkSuffix ends the name of a backup's directory while it is
+// made: the only directories a backup action writes to or removes.
+const BackupWorkSuffix = ".partial"
 
 // Action is what the controller asks one node's agent to do. ID names the
 // recovery it belongs to: an agent carries out each ID once.
@@ -63,9 +71,13 @@ func (a Action) Validate() error {
 	}
 	switch a.Kind {
 	case ActionBootstrap, ActionJoin, ActionPosition, ActionPromote, ActionRestart, ActionStop:
-	case ActionBackupCopy, ActionBackupFinish:
-		if !filepath.IsAbs(a.Dir) || filepath.Clean(a.Dir) != a.Dir || a.Kind == ActionBackupFinish && (!filepath.IsAbs(a.Final) || filepath.Clean(a.Final) != a.Final) {
-			return fmt.Errorf("action %s: a backup's directories must be clean absolute paths (%q, %q)", a.ID, a.Dir, a.Final)
+	case ActionBackupCopy, ActionBackupFinish, ActionBackupDiscard:
+		// An agent runs these as root: they may only ever touch a
+		// backup's own work directory (and its final name).
+		base := strings.TrimSuffix(a.Dir, BackupWorkSuffix)
+		if !filepath.IsAbs(a.Dir) || filepath.Clean(a.Dir) != a.Dir || !strings.HasSuffix(a.Dir, BackupWorkSuffix) ||
+			filepath.Base(base) == "" || filepath.Dir(base) == base || a.Kind == ActionBackupFinish && a.Final != base {
+			return fmt.Errorf("action %s: a backup's directory must be a clean absolute path ending in %s, and its final name the same without it (%q, %q)", a.ID, BackupWorkSuffix, a.Dir, a.Final)
 		}
 	default:
 		return fmt.Errorf("action %s: unknown kind %q", a.ID, a.Kind)

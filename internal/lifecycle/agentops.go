@@ -38,6 +38,8 @@ func askAgent(ctx context.Context, store *discovery.Store, a discovery.Action, t
 	}
 	var last discovery.ActionState
 	var detail string
+	asked, seen := time.Now(), time.Time{}
+	var lost error
 	err := until(ctx, timeout, a.Node+"'s agent to "+a.Kind+" it", func() bool {
 		ns, err := store.Nodes(ctx)
 		if err != nil {
@@ -47,6 +49,7 @@ func askAgent(ctx context.Context, store *discovery.Store, a discovery.Action, t
 			if n.Name != a.Node || n.Action == nil || n.Action.ID != a.ID {
 				continue
 			}
+			seen = time.Now()
 			if progress != nil && n.Action.Detail != "" && n.Action.Detail != detail {
 				detail = n.Action.Detail
 				progress(detail)
@@ -56,21 +59,37 @@ func askAgent(ctx context.Context, store *discovery.Store, a discovery.Action, t
 				return true
 			}
 		}
-		return false
+		// An agent that never takes the action up (it does not run
+		// its node, or is too old to know it), or stops reporting it
+		// (restarted: it will not take it up again), is not waited for.
+		switch {
+		case seen.IsZero() && time.Since(asked) > agentTakeUp:
+			lost = fmt.Errorf("%s's agent did not take up the %s within %s: does it run its node? (galeon agent --manage systemd, or the sandbox's agents, of this version)", a.Node, a.Kind, agentTakeUp)
+		case !seen.IsZero() && time.Since(seen) > agentTakeUp:
+			lost = fmt.Errorf("%s's agent stopped reporting the %s (restarted or gone) %s ago", a.Node, a.Kind, time.Since(seen).Round(time.Second))
+		}
+		return lost != nil
 	})
 	// Cleared in any case (with a context of its own: ctx may be what
-	// ended the wait), so that the agent does not act on it later.
+	// ended the wait), so that the agent does not act on it later, and
+	// stops a backup still running for it.
 	cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Second)
 	_ = store.ClearAction(cctx, a)
 	ccancel()
 	switch {
+	case lost != nil:
+		return last, lost
 	case err != nil:
-		return last, fmt.Errorf("%w (does %s's agent manage its node? galeon agent --manage systemd, or the sandbox's agents)", err, a.Node)
+		return last, err
 	case last.Err != "":
 		return last, errors.New(a.Node + "'s agent: " + last.Err)
 	}
 	return last, nil
 }
+
+// agentTakeUp bounds how long an agent may take to report an action it
+// was asked for (it checks every half second by default).
+const agentTakeUp = 15 * time.Second
 
 // AgentCopier has each node's agent make the backup's copy on the node's
 // machine (discovery.ActionBackupCopy, ActionBackupFinish): the backup's
@@ -110,10 +129,14 @@ func (c AgentCopier) Finish(ctx context.Context, node, work, final string, info 
 	return info, nil
 }
 
-// Discard implements Copier: the agent's copy failed or was interrupted;
-// it removes what it copied itself (a failed copy leaves nothing), so
-// nothing is asked here.
-func (AgentCopier) Discard(context.Context, string, string) {}
+// Discard implements Copier: the agent removes the copy (a copy that
+// failed on the agent's side is removed there already; this covers one
+// interrupted here, or after the copy). Best effort: a copy left behind
+// is a directory ending in .partial.
+func (c AgentCopier) Discard(ctx context.Context, node, work string) {
+	_, _ = askAgent(ctx, c.Store, discovery.Action{Kind: discovery.ActionBackupDiscard, Node: node, Reason: c.By, Controller: c.By, Dir: work},
+		30*time.Second, nil)
+}
 
 // CarryOutBackup is an agent's side of AgentCopier: it carries out a
 // backup action on its own node with copier (a LocalCopier), publishing
@@ -123,9 +146,14 @@ func CarryOutBackup(ctx context.Context, copier LocalCopier, a discovery.Action,
 	switch a.Kind {
 	case discovery.ActionBackupCopy:
 		if err := copier.Copy(ctx, a.Node, a.Dir, detail); err != nil {
-			copier.Discard(ctx, a.Node, a.Dir)
+			if !errors.Is(err, ErrNotOurs) {
+				copier.Discard(context.WithoutCancel(ctx), a.Node, a.Dir)
+			}
 			return "", err
 		}
+		return "", nil
+	case discovery.ActionBackupDiscard:
+		copier.Discard(ctx, a.Node, a.Dir)
 		return "", nil
 	case discovery.ActionBackupFinish:
 		var info BackupInfo

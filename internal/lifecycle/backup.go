@@ -166,7 +166,7 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 		rec.set(ctx, func(op *discovery.Operation) { op.Detail = msg })
 	})
 	info.CopySeconds = time.Since(copyStart).Seconds()
-	if copyErr != nil {
+	if copyErr != nil && !errors.Is(copyErr, ErrNotOurs) {
 		b.Copier.Discard(context.WithoutCancel(ctx), info.Node, work)
 	}
 	// Back in the cluster whatever the copy did, even if galeon is being
@@ -221,6 +221,10 @@ type Copier interface {
 	Discard(ctx context.Context, node, work string)
 }
 
+// ErrNotOurs: a backup's work directory exists already; it is not this
+// backup's, and is neither written to nor removed.
+var ErrNotOurs = errors.New("exists already: it is not this backup's, and is left alone")
+
 // LocalCopier runs mariabackup on this machine, beside the node (a
 // sandbox's, or the agent's own node).
 type LocalCopier struct {
@@ -236,6 +240,14 @@ func (c LocalCopier) Copy(ctx context.Context, node, work string, progress func(
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(work), 0o700); err != nil {
+		return err
+	}
+	// Made here, empty, or not at all: a directory that exists already
+	// is not this copy's, and is never written to nor removed.
+	if err := os.Mkdir(work, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s: %w", work, ErrNotOurs)
+		}
 		return err
 	}
 	total := dirSize(src.DataDir)

@@ -156,6 +156,13 @@ func (s SchemaChange) Prepare(ctx context.Context, stmt, schema string, asked sc
 		return p, err
 	}
 	p.Plan = schemachange.Decide(c, p.Table, p.Probe, asked)
+	if p.Plan.Method == schemachange.RSU && !p.Plan.Refused {
+		if rs, err := s.Store.Replicas(ctx); err == nil && len(rs) > 0 {
+			// A rolled change runs with sql_log_bin = 0 on each node:
+			// no binary log carries it to the replicas.
+			p.Plan.Why += fmt.Sprintf(". %d asynchronous replica(s) follow the cluster: a rolled change is in no binary log, so they keep the old table; run it on them too (before a change their row events would not fit), or use TOI", len(rs))
+		}
+	}
 	return p, nil
 }
 

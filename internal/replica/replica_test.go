@@ -69,6 +69,10 @@ func TestStep(t *testing.T) {
 		{"the old source died: reading stopped, applying stops before the move", with(func(i *Input) {
 			i.Source, i.IORunning, i.IOError = "10.0.0.1:3306", false, "Lost connection"
 		}), Stop, "10.0.0.2:3306", ""},
+		{"the new writer is not a safe source", with(func(i *Input) {
+			i.Source, i.TargetProblems = "10.0.0.1:3306", []string{"log_slave_updates is OFF"}
+		}), Keep, "", "node2 is not a safe source, so the replica stays on 10.0.0.1:3306: log_slave_updates is OFF"},
+		{"the writer's agent is down", with(func(i *Input) { i.Target, i.TargetNode, i.Missing = "", "", "node2" }), Keep, "", "node2 is not registered"},
 		{"a data error is never moved past", with(func(i *Input) {
 			i.Source, i.SQLRunning, i.SQLError = "10.0.0.1:3306", false, "Duplicate entry"
 		}), Keep, "", "look at the data"},

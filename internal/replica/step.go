@@ -1,6 +1,9 @@
 package replica
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Input is what a replica's agent knows at one moment.
 type Input struct {
@@ -22,6 +25,12 @@ type Input struct {
 	IORunning, SQLRunning bool
 	IOError, SQLError     string
 	SlavePos              Position
+	// TargetProblems are what makes the target unsafe as a source
+	// (CheckSource, CheckCluster): the replica does not move there.
+	TargetProblems []string
+	// Missing names the writer (or pinned node) when no node of that
+	// name is registered (its agent is down).
+	Missing string
 }
 
 // Action is what the agent does next.
@@ -69,6 +78,8 @@ func Step(in Input) Decision {
 	switch {
 	case in.SQLError != "":
 		return Decision{Action: Keep, Why: "applying stopped on an error (look at the data, then START SLAVE): " + in.SQLError}
+	case in.Missing != "":
+		return Decision{Action: Keep, Why: in.Missing + " is not registered (its agent is down?): the replica stays on " + orNowhere(in.Source)}
 	case in.Target == "":
 		if in.Source == "" {
 			return Decision{Action: Keep, Why: "no writer is published and no source set up: nothing to follow yet"}
@@ -83,6 +94,8 @@ func Step(in Input) Decision {
 			return Decision{Action: Start, To: in.Target, Why: "replication is stopped: start it from " + in.TargetNode}
 		}
 		return Decision{Action: Keep, Why: "replicating from " + in.TargetNode}
+	case len(in.TargetProblems) > 0:
+		return Decision{Action: Keep, Why: in.TargetNode + " is not a safe source, so the replica stays on " + orNowhere(in.Source) + ": " + strings.Join(in.TargetProblems, "; ")}
 	case in.Source != "" && (in.IORunning || in.SQLRunning):
 		return Decision{Action: Stop, To: in.Target, Why: fmt.Sprintf("the writer is %s: stopping replication from %s before moving", in.TargetNode, in.Source)}
 	case !in.TargetKnown:
@@ -91,9 +104,12 @@ func Step(in Input) Decision {
 		return Decision{Action: Wait, To: in.Target, Why: fmt.Sprintf("%s has logged up to %d in domain %d, the replica has applied %d: waiting for it to catch up",
 			in.TargetNode, in.TargetPos.Seqno(in.Domain), in.Domain, in.SlavePos.Seqno(in.Domain))}
 	}
-	from := in.Source
-	if from == "" {
-		from = "nowhere"
+	return Decision{Action: Repoint, To: in.Target, Why: fmt.Sprintf("the writer is %s: moving from %s at %d in domain %d", in.TargetNode, orNowhere(in.Source), in.SlavePos.Seqno(in.Domain), in.Domain)}
+}
+
+func orNowhere(s string) string {
+	if s == "" {
+		return "nowhere"
 	}
-	return Decision{Action: Repoint, To: in.Target, Why: fmt.Sprintf("the writer is %s: moving from %s at %d in domain %d", in.TargetNode, from, in.SlavePos.Seqno(in.Domain), in.Domain)}
+	return s
 }

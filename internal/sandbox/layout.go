@@ -145,16 +145,22 @@ func (s *State) socket(n Node) string    { return filepath.Join(s.Dir, n.Name, "
 func (s *State) stdoutLog(n Node) string { return filepath.Join(s.Dir, n.Name, "stdout.log") }
 func (s *State) grastate(n Node) string  { return filepath.Join(s.dataDir(n), "grastate.dat") }
 
+// Member returns the node or the asynchronous replica called name: what
+// connections and kills take; node commands take only nodes (Node).
+func (s *State) Member(name string) (Node, error) {
+	for _, r := range s.Replicas {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return s.Node(name)
+}
+
 // Node returns the node with the given name ("node2") or index ("2").
 func (s *State) Node(name string) (Node, error) {
 	for _, n := range s.Nodes {
 		if n.Name == name || strconv.Itoa(n.Index) == name {
 			return n, nil
-		}
-	}
-	for _, r := range s.Replicas {
-		if r.Name == name {
-			return r, nil
 		}
 	}
 	names := make([]string, 0, len(s.Nodes))

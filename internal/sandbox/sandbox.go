@@ -376,7 +376,7 @@ func (sb *Sandbox) Kill(name string) error {
 	if a, ok := sb.arbitrator(name); ok {
 		return sb.KillArbitrator(a.Name)
 	}
-	n, err := sb.Node(name)
+	n, err := sb.Member(name)
 	if err != nil {
 		return err
 	}

@@ -522,7 +522,7 @@ func threadWaits(pid int) string {
 
 // DSN returns a go-sql-driver DSN for node as user/password.
 func (sb *Sandbox) DSN(node, user, password string) (string, error) {
-	n, err := sb.Node(node)
+	n, err := sb.Member(node)
 	if err != nil {
 		return "", err
 	}
@@ -536,7 +536,7 @@ func (sb *Sandbox) DSN(node, user, password string) (string, error) {
 // may run for as long as their context allows (no read timeout): schema
 // changes and backups, which take minutes. The caller closes it.
 func (sb *Sandbox) LongAdminDB(node string) (*sql.DB, error) {
-	n, err := sb.Node(node)
+	n, err := sb.Member(node)
 	if err != nil {
 		return nil, err
 	}

@@ -161,7 +161,9 @@ function drawOperations(ops) {
       " " + (done || 0) + " of " + (total || "?") + " nodes" + (o.node ? " · " + o.node + ": " + o.step : "") + (o.detail ? " · " + o.detail : ""),
       o.failed
         ? el("div", {}, "stopped: " + o.failed + " ",
-          el("button", { onclick: () => opAct("run", o.id, "Resume " + o.statement + "? Nodes already changed are skipped; the one it stopped at is read again.") }, "Resume"),
+          o.kind === "schema-change"
+            ? el("button", { onclick: () => opAct("run", o.id, "Resume " + o.statement + "? Nodes already changed are skipped; the one it stopped at is read again.") }, "Resume")
+            : "put the node right as said, then ",
           el("button", { class: "danger", onclick: () => opAct("cancel", o.id, "Abandon " + o.statement + "? Nothing more runs; a node it stopped at may stay drained (undrain it on its card once it is right).") }, "Abandon"))
         : el("button", { onclick: () => opAct("cancel", o.id, "Stop " + o.statement + "? It stops where it is, the node in hand left drained; you can resume it later.") }, "Stop")));
   }
