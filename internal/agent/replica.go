@@ -249,11 +249,16 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 			r.log.Warn("replica: repoint failed", "replica", r.cfg.Name, "to", in.TargetNode, "err", err)
 			return
 		}
-		f.Repoints++
-		f.LastRepoint = time.Now().UTC()
-		if !u.Decision.At.IsZero() {
+		// How long the move took from the writer decision it follows:
+		// only for a move from another source after a decision newer
+		// than the last move (a first setup, or a move that waited for
+		// an unsafe source, is not a re-point after a writer change).
+		f.RepointTook = 0
+		if st.source != "" && u.Decision.At.After(f.LastRepoint) {
 			f.RepointTook = time.Since(u.Decision.At)
 		}
+		f.Repoints++
+		f.LastRepoint = time.Now().UTC()
 		f.Source, f.SourceNode = d.To, in.TargetNode
 		r.log.Info("replica moved", "replica", r.cfg.Name, "to", in.TargetNode, "since_decision", f.RepointTook.Round(time.Millisecond))
 	case replica.Start:

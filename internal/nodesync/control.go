@@ -220,7 +220,7 @@ func followReplicas(ctx context.Context, store *discovery.Store, p *proxy.Proxy)
 			}
 			out = append(out, proxy.Replica{Name: r.Name, Address: r.Address, SourceNode: r.SourceNode, Up: r.Up,
 				IORunning: r.IORunning, SQLRunning: r.SQLRunning, Error: r.Error, IOError: r.IOError, SQLError: r.SQLError,
-				Behind: r.Behind, BehindSeconds: secs, State: r.State, Why: r.Why, Repoints: r.Repoints, RepointTook: r.RepointTook, Updated: r.UpdatedAt})
+				Behind: r.Behind, BehindSeconds: secs, State: r.State, Why: r.Why, Repoints: r.Repoints, RepointTook: r.RepointTook, LastRepoint: r.LastRepoint, Updated: r.UpdatedAt})
 		}
 		p.SetReplicas(out)
 	}

@@ -24,6 +24,7 @@ type Replica struct {
 	State, Why  string
 	Repoints    int
 	RepointTook time.Duration
+	LastRepoint time.Time
 	Updated     time.Time
 }
 
@@ -46,10 +47,12 @@ func (p *Proxy) SetReplicas(rs []Replica) {
 		switch {
 		case !ok:
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s (%s) registered, replicating from %s", r.Name, r.Address, orDash(r.SourceNode)))
-		case r.Repoints > o.Repoints && o.SourceNode == "":
+		case r.LastRepoint.After(o.LastRepoint) && o.SourceNode == "":
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s set up to replicate from %s", r.Name, orDash(r.SourceNode)))
-		case r.Repoints > o.Repoints:
+		case r.LastRepoint.After(o.LastRepoint) && r.RepointTook > 0:
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s moved from %s to %s, %s after the writer decision", r.Name, orDash(o.SourceNode), orDash(r.SourceNode), r.RepointTook.Round(time.Millisecond)))
+		case r.LastRepoint.After(o.LastRepoint):
+			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s moved from %s to %s", r.Name, orDash(o.SourceNode), orDash(r.SourceNode)))
 		case o.Replicating() && !r.Replicating():
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s stopped replicating: %s", r.Name, r.problem()))
 		case !o.Replicating() && r.Replicating():
