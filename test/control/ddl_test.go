@@ -3,6 +3,7 @@ package control_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -314,7 +315,7 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	}
 
 	// One operation at a time.
-	if _, err := store.BeginOperation(ctx, discovery.Operation{ID: "other", Kind: "test", By: "test", Started: time.Now()}); err != nil {
+	if _, err := store.BeginOperation(ctx, discovery.Operation{ID: "other", Kind: "test", By: "test", Started: time.Now(), Updated: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	p, err = sc.Prepare(ctx, "ALTER TABLE app.ledger ADD INDEX at2 (at, id)", "", schemachange.Auto)
@@ -333,6 +334,18 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 	}
 	if _, err := adm.Exec("DELETE FROM operations WHERE id = 'other'"); err == nil || !strings.Contains(err.Error(), "not in this proxy") {
 		t.Errorf("stopping an operation another runs, from this proxy: %v, want refused", err)
+	}
+	// Its runner dies (its record is no longer written): any proxy's
+	// admin interface may abandon it, as the CLI may.
+	dead, _ := json.Marshal(discovery.Operation{ID: "other", Kind: "test", By: "test", Started: time.Now().Add(-time.Minute), Updated: time.Now().Add(-time.Minute)})
+	if _, err := store.Client.Put(ctx, store.Keys.Operation(), string(dead)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.Exec("DELETE FROM operations WHERE id = 'other'"); err != nil {
+		t.Errorf("abandoning an operation whose runner died, from the admin interface: %v", err)
+	}
+	if op, err := store.ReadOperation(ctx); err != nil || op != nil {
+		t.Errorf("after abandoning it: %+v %v, want none recorded", op, err)
 	}
 }
 
