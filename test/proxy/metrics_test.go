@@ -17,6 +17,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/galeon-db/galeon/internal/proxy"
 )
 
 // repoRoot is the checkout, two levels above this package.
@@ -48,6 +50,12 @@ func testMetrics(t *testing.T, pt *proxyUnderTest) {
 	for i := 0; i < reads; i++ {
 		str(t, db, "SELECT COUNT(*) FROM app.w")
 	}
+
+	// An asynchronous replica as its agent reports it through the control
+	// plane (this proxy has none): the alert rules use its series, which
+	// exist only while a replica is registered.
+	pt.p.SetReplicas([]proxy.Replica{{Name: "dr1", Address: "127.0.0.1:9", SourceNode: "node1", Up: true, IORunning: true, SQLRunning: true, State: "keep"}})
+	defer pt.p.SetReplicas(nil)
 
 	// The monitor's first checks of every node come within a second or two.
 	var page []byte
