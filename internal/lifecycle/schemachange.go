@@ -495,8 +495,21 @@ func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Res
 			}
 			return fail(fmt.Errorf("on the writer %s: %w: whether the cluster ran it is read again on --resume", writer, err))
 		}
-		rec.set(ctx, func(op *discovery.Operation) { op.Seconds[writer], op.Done = took.Seconds(), []string{writer} })
-		s.Progress(writer, fmt.Sprintf("done in %s on every node (writes to the cluster paused meanwhile)", took.Round(time.Millisecond)))
+		rec.set(ctx, func(op *discovery.Operation) {
+			op.Seconds[writer], op.Done = took.Seconds(), []string{writer}
+			op.Step = "applied everywhere?"
+		})
+		s.Progress(writer, fmt.Sprintf("done on the writer in %s (writes to the cluster paused meanwhile)", took.Round(time.Millisecond)))
+		// The writer returns when it has run the statement; every other
+		// node runs it too, in the same total order, and may finish
+		// later. The change is done when every node has it: the next
+		// change must find one definition everywhere.
+		all, err := s.appliedEverywhere(ctx, writer, took)
+		if err != nil {
+			s.Progress(writer, "could not see every node apply it: "+err.Error())
+		} else {
+			s.Progress(writer, fmt.Sprintf("every node has it %s after it began", (took+all).Round(time.Millisecond)))
+		}
 		return done()
 	}
 	nodes, err := s.Store.Nodes(ctx)
@@ -674,6 +687,61 @@ func (s SchemaChange) runOn(ctx context.Context, node, method string, rec *opRec
 		err = &errRefused{me}
 	}
 	return took, err
+}
+
+// appliedEverywhere waits until every registered node that is up and in
+// the Primary component has committed what the writer has now (a TOI
+// change runs on every node in total order: a node's
+// wsrep_last_committed passes the change's seqno only once its own run
+// is over). A node that is down or joining gets the change with its state
+// transfer and is not waited for. It returns how long it waited.
+func (s SchemaChange) appliedEverywhere(ctx context.Context, writer string, took time.Duration) (time.Duration, error) {
+	start := time.Now()
+	lastCommitted := func(db *sql.DB) (int64, error) {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		var k string
+		var v int64
+		err := db.QueryRowContext(qctx, "SHOW GLOBAL STATUS LIKE 'wsrep_last_committed'").Scan(&k, &v)
+		return v, err
+	}
+	wdb, err := s.DB(ctx, writer)
+	if err != nil {
+		return 0, err
+	}
+	target, err := lastCommitted(wdb)
+	if err != nil {
+		return 0, fmt.Errorf("reading the writer's wsrep_last_committed: %w", err)
+	}
+	nodes, err := s.Store.Nodes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	// Each node runs the change about as long as the writer did.
+	timeout := 3*took + time.Minute
+	var problems []string
+	for _, n := range nodes {
+		if n.Name == writer || !n.Up || n.ClusterStatus != "Primary" || n.LocalState == 1 {
+			continue
+		}
+		db, err := s.DB(ctx, n.Name)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", n.Name, err))
+			continue
+		}
+		var seen int64
+		err = until(ctx, timeout, fmt.Sprintf("%s to commit up to seqno %d", n.Name, target), func() bool {
+			seen, err = lastCommitted(db)
+			return err == nil && seen >= target
+		})
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s (at seqno %d): %v", n.Name, seen, err))
+		}
+	}
+	if len(problems) > 0 {
+		return time.Since(start), errors.New(strings.Join(problems, "; "))
+	}
+	return time.Since(start), nil
 }
 
 // errRefused is the server's refusal of the statement (as opposed to a

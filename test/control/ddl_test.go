@@ -156,6 +156,22 @@ func TestSchemaChangeCostsNothing(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 		ended := time.Now()
+		// Done means done on every node: the next change must find one
+		// definition everywhere (a TOI change ends on the writer first).
+		var first string
+		for _, n := range sb.Nodes {
+			ndb, _ := sb.DB(n.Name)
+			var name, def string
+			if err := ndb.QueryRowContext(ctx, "SHOW CREATE TABLE app.ledger").Scan(&name, &def); err != nil {
+				t.Fatalf("%s: reading %s's definition: %v", stmt, n.Name, err)
+			}
+			def = regexp.MustCompile(` AUTO_INCREMENT=\d+`).ReplaceAllString(def, "")
+			if first == "" {
+				first = def
+			} else if def != first {
+				t.Errorf("%s: ended while %s's definition still differs from %s's:\n%s\n%s", stmt, n.Name, sb.Nodes[0].Name, def, first)
+			}
+		}
 		// Writes that end just after the change may still be its.
 		waitFor(t, 5*time.Second, "a write after the change", func() bool { return m.count() > 0 && m.last().After(ended) })
 		errs := clientErrs() - errsBefore
