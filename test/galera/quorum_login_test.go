@@ -118,7 +118,20 @@ func TestLoginWithoutQuorum(t *testing.T) {
 		return lastErr == nil
 	})
 	t.Logf("first write on the same connection %s after SIGCONT", time.Since(resumed).Round(time.Millisecond))
-	fresh := open(r.addr, c.AppPassword)
+	// A new connection reads what that write committed. It may be routed
+	// to a reader that has certified the write but not yet applied it
+	// (Galera applies asynchronously, and a node that just came back can
+	// still be applying): a causal read (wsrep_sync_wait, which galeon
+	// keeps for the session on whichever node serves it) is how a client
+	// asks to see writes made on other connections.
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", r.addr, "app"
+	mc.Params = map[string]string{"wsrep_sync_wait": "1"}
+	fresh, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
 	var n int
 	if err := fresh.QueryRowContext(ctx, "SELECT COUNT(*) FROM app.ledger WHERE node = 'galeon'").Scan(&n); err != nil || n < 1 {
 		t.Errorf("a new connection after the nodes came back: %d rows, %v", n, err)
