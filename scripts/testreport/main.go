@@ -38,8 +38,41 @@ var briefProgress = regexp.MustCompile(`^\s*(--- FAIL|FAIL|ok\s|panic:)`)
 // message matches a line written by t.Log/t.Error (file.go:NN: ...).
 var message = regexp.MustCompile(`\.go:\d+: `)
 
-// maxFailureLines bounds what the FAILURES section repeats per test.
-const maxFailureLines = 80
+// diagnostics matches the first line of what a test prints after it failed
+// to help find why (sandboxtest's error log tails): the message that says
+// why it failed comes before it.
+var diagnostics = regexp.MustCompile(`\.go:\d+: .* error log tail:`)
+
+// maxFailureLines bounds what the FAILURES section repeats per test, and
+// maxDiagnosticLines the share of it given to diagnostics.
+const (
+	maxFailureLines    = 80
+	maxDiagnosticLines = 24
+)
+
+// splitDiagnostics parts a test's output at its first diagnostics line.
+func splitDiagnostics(lines []string) (own, diag []string) {
+	for i, l := range lines {
+		if diagnostics.MatchString(l) {
+			return lines[:i], lines[i:]
+		}
+	}
+	return lines, nil
+}
+
+// lastMessage is the last line written by test code, outside diagnostics
+// when there is one there.
+func lastMessage(lines []string) string {
+	own, diag := splitDiagnostics(lines)
+	for _, part := range [][]string{own, diag} {
+		for i := len(part) - 1; i >= 0; i-- {
+			if message.MatchString(part[i]) {
+				return strings.TrimSpace(part[i])
+			}
+		}
+	}
+	return ""
+}
 
 func main() {
 	logPath := flag.String("log", "", "write the full test output to this file")
@@ -104,28 +137,25 @@ func report(r io.Reader, out, full io.Writer) (bool, error) {
 	}
 	fmt.Fprintf(out, "\n==== FAILURES: each failing test's own output ====\n")
 	for _, k := range failures {
-		lines := outputs[k]
-		fmt.Fprintf(out, "\n-- %s %s (%d lines", k.pkg, orPackage(k.test), len(lines))
-		if len(lines) > maxFailureLines {
-			fmt.Fprintf(out, ", last %d shown", maxFailureLines)
-			lines = lines[len(lines)-maxFailureLines:]
+		own, diag := splitDiagnostics(outputs[k])
+		if len(diag) > maxDiagnosticLines {
+			diag = append(diag[:maxDiagnosticLines:maxDiagnosticLines], fmt.Sprintf("    [… %d more lines of diagnostics in the full log]\n", len(diag)-maxDiagnosticLines))
+		}
+		fmt.Fprintf(out, "\n-- %s %s (%d lines", k.pkg, orPackage(k.test), len(outputs[k]))
+		if keep := maxFailureLines - len(diag); len(own) > keep {
+			fmt.Fprintf(out, ", the last %d before its diagnostics shown", keep)
+			own = own[len(own)-keep:]
 		}
 		fmt.Fprintln(out, ")")
-		for _, l := range lines {
+		for _, l := range append(own, diag...) {
 			fmt.Fprint(out, l)
 		}
 	}
 	// The last lines are what a CI page shows: one per failing test, with
-	// the last message its code wrote.
+	// the last message its code wrote before any diagnostics.
 	fmt.Fprintf(out, "\n==== SUMMARY: %d failed ====\n", len(failures))
 	for _, k := range failures {
-		last := ""
-		for _, l := range outputs[k] {
-			if message.MatchString(l) {
-				last = strings.TrimSpace(l)
-			}
-		}
-		fmt.Fprintf(out, "FAIL %s %s: %s\n", k.pkg, orPackage(k.test), last)
+		fmt.Fprintf(out, "FAIL %s %s: %s\n", k.pkg, orPackage(k.test), lastMessage(outputs[k]))
 	}
 	return true, nil
 }

@@ -14,6 +14,11 @@ func TestReportEndsWithTheFailingTestsAndTheirMessages(t *testing.T) {
 		`{"Action":"output","Package":"p","Test":"TestA/sub","Output":"    a_test.go:12: got 3, want 4\n"}`,
 		`{"Action":"fail","Package":"p","Test":"TestA/sub"}`,
 		`{"Action":"output","Package":"p","Test":"TestA","Output":"    sandboxtest.go:114: destroy sandbox x: busy\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:40: login took 3s\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestC","Output":"    sandboxtest.go:142: node1 error log tail:\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestC","Output":"        [Note] WSREP: a.go:1: x\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestC","Output":"    sandboxtest.go:142: node2 error log tail:\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestC"}`,
 		`{"Action":"fail","Package":"p","Test":"TestA"}`,
 		`{"Action":"pass","Package":"p","Test":"TestB"}`,
 		`{"Action":"fail","Package":"p"}`,
@@ -30,7 +35,7 @@ func TestReportEndsWithTheFailingTestsAndTheirMessages(t *testing.T) {
 		t.Errorf("progress log streamed a non-message line:\n%s", out.String())
 	}
 	summary := out.String()[strings.LastIndex(out.String(), "==== SUMMARY"):]
-	for _, want := range []string{"FAIL p TestA/sub: a_test.go:12: got 3, want 4", "FAIL p TestA: sandboxtest.go:114: destroy sandbox x: busy", "FAIL p (package): "} {
+	for _, want := range []string{"FAIL p TestA/sub: a_test.go:12: got 3, want 4", "FAIL p TestA: sandboxtest.go:114: destroy sandbox x: busy", "FAIL p TestC: c_test.go:40: login took 3s", "FAIL p (package): "} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
