@@ -98,6 +98,7 @@ func runAgent(ctx context.Context, args []string) error {
 	replicaName := fs.String("replica", "", "run beside an asynchronous replica of the cluster instead of a node: keep it replicating from the writer (its name)")
 	sourceUser := fs.String("source-user", "", "--replica: the account the replica reads the nodes' binary logs with (REPLICATION SLAVE; password from $GALEON_SOURCE_PASSWORD); empty keeps what the replica has")
 	pinned := fs.String("source-node", "", "--replica: replicate from this node instead of the writer")
+	archiveDir := fs.String("archive", "", "--replica: keep this directory (absolute) a live copy of the replica's binary log: the cluster's transactions as one GTID stream, for point-in-time recovery (galeon cluster restore --archive); --user then needs REPLICATION SLAVE and BINLOG MONITOR")
 	df := addDiscoveryFlags(fs)
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
@@ -107,7 +108,8 @@ func runAgent(ctx context.Context, args []string) error {
 	}
 	if *replicaName != "" {
 		rc := agent.ReplicaConfig{Name: *replicaName, Address: *addr, User: *user, Password: os.Getenv("GALEON_REPLICA_PASSWORD"),
-			SourceUser: *sourceUser, SourcePassword: os.Getenv("GALEON_SOURCE_PASSWORD"), Pinned: *pinned, Interval: *interval}
+			SourceUser: *sourceUser, SourcePassword: os.Getenv("GALEON_SOURCE_PASSWORD"), Pinned: *pinned, Interval: *interval,
+			ArchiveDir: *archiveDir}
 		if *passwordFile != "" {
 			var err error
 			if rc.Password, err = readPasswordFile(*passwordFile); err != nil {

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/user"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/archive"
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/sandbox"
@@ -25,6 +27,7 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
        galeon cluster ddl --resume | --abandon
        galeon cluster backup [--dir DIR] [--node-user U]
        galeon cluster restore --from-backup DIR --name NEW [--base-port P] [--nodes N]
+                              [--archive DIR [--until 'UTC TIME' | --until-gtid GTID]]
 
   rolling-restart   restart every node, one at a time, at no cost to clients: each node is
                     drained through every proxy, restarted, and takes traffic again once
@@ -67,7 +70,13 @@ const clusterUsage = `usage: galeon cluster ACTION [--name SANDBOX | --discovery
                     as --node-user, its password in $GALEON_NODE_PASSWORD
   restore           start a new cluster from a backup: the first node gets its files and
                     Galera position and bootstraps, the others join by state transfer
-                    (the same as galeon sandbox up --from-backup DIR; a sandbox for now)
+                    (the same as galeon sandbox up --from-backup DIR; a sandbox for now).
+                    With --archive (a binary log archive: galeon agent --replica R
+                    --archive DIR; a sandbox's is DIR/archive of the sandbox), the
+                    archive's transactions after the backup's GTID are replayed into it:
+                    all of them, those before --until (UTC, whole seconds: transactions
+                    of that second are left out), or up to --until-gtid (inclusive).
+                    A point-in-time recovery: restore to just before a bad DELETE.
   recover           show what the controller says about recovering the cluster and each
                     node's position. With --force NODE: recover from NODE although the
                     controller cannot prove it is the most advanced (a node lost for good,
@@ -84,9 +93,7 @@ A sandbox's nodes are run through the sandbox (--name, the default). With --disc
 // through its etcd (its nodes run through their agents).
 func runCluster(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "restore" {
-		// A new cluster from a backup: today a sandbox's, as sandbox up
-		// --from-backup makes it (--name NEW, --base-port P, --nodes N).
-		return runSandbox(ctx, append([]string{"up"}, args[1:]...))
+		return runRestore(ctx, args[1:])
 	}
 	if len(args) == 0 || !slices.Contains([]string{"rolling-restart", "stop", "start", "recover", "add", "remove", "ddl", "backup"}, args[0]) {
 		fmt.Fprint(os.Stderr, clusterUsage)
@@ -290,4 +297,92 @@ func removeNode(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store
 		return sb.Remove(ctx, node)
 	}
 	return lifecycle.Membership{Store: store, Progress: progress}.Remove(ctx, node, sb.Remove)
+}
+
+// runRestore starts a new cluster from a backup: today a sandbox's, as
+// sandbox up --from-backup makes it (--name NEW, --base-port P, --nodes
+// N); with --archive, it then replays the archive's transactions after the
+// backup's position, up to --until or --until-gtid.
+func runRestore(ctx context.Context, args []string) error {
+	var archiveDir, until, untilGTID, name, from string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		key, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		target := map[string]*string{"archive": &archiveDir, "until": &until, "until-gtid": &untilGTID}[key]
+		if strings.HasPrefix(a, "-") && target != nil {
+			if !hasVal {
+				if i+1 >= len(args) {
+					return fmt.Errorf("%s needs a value", a)
+				}
+				i++
+				val = args[i]
+			}
+			*target = val
+			continue
+		}
+		// sandbox up reads these too; the replay needs them.
+		if seen := map[string]*string{"name": &name, "from-backup": &from}[key]; strings.HasPrefix(a, "-") && seen != nil {
+			if !hasVal && i+1 < len(args) {
+				val = args[i+1]
+			}
+			*seen = val
+		}
+		rest = append(rest, a)
+	}
+	if archiveDir == "" && (until != "" || untilGTID != "") {
+		return errors.New("--until and --until-gtid replay a binary log archive: give it with --archive DIR")
+	}
+	u, err := archive.ParseUntil(until, untilGTID)
+	if err != nil {
+		return err
+	}
+	var info lifecycle.BackupInfo
+	if archiveDir != "" {
+		if from == "" {
+			return errors.New("--archive replays onto a backup: give it with --from-backup DIR")
+		}
+		if info, err = lifecycle.ReadBackupInfo(from); err != nil {
+			// A copy made by hand: its own files say where it stands.
+			if info, err = lifecycle.PositionOf(from); err != nil {
+				return fmt.Errorf("the backup's position, where the replay starts: %w", err)
+			}
+		}
+		if info.GTID == "" {
+			return fmt.Errorf("the backup %s records no GTID position (its nodes kept no binary log): the archive cannot be replayed onto it", from)
+		}
+		if _, err := os.Stat(archiveDir); err != nil {
+			return fmt.Errorf("the archive: %w", err)
+		}
+	}
+	if err := runSandbox(ctx, append([]string{"up"}, rest...)); err != nil {
+		return err
+	}
+	if archiveDir == "" {
+		return nil
+	}
+	if name == "" {
+		name = sandbox.DefaultName
+	}
+	sb, err := sandbox.Open(sandbox.DirFor(name), cliControl(time.Now()))
+	if err != nil {
+		return err
+	}
+	c := sb.Credentials
+	start := time.Now()
+	fmt.Printf("replaying %s after the backup's position %s ...\n", archiveDir, info.GTID)
+	done, err := archive.Replay(ctx, archiveDir, info.GTID, u, archive.Target{Address: sb.Nodes[0].Addr(), User: c.AdminUser, Password: c.AdminPassword})
+	if err != nil {
+		return fmt.Errorf("replaying the archive into %s: %w; %d transactions were applied (the cluster holds the backup and those)", sb.Nodes[0].Name, err, done.Transactions)
+	}
+	if done.Transactions == 0 {
+		fmt.Printf("the archive holds no transaction after the backup's position %s (nothing to replay)\n", info.GTID)
+		return nil
+	}
+	fmt.Printf("replayed %d transactions, %s .. %s (the last at %s UTC), in %s\n", done.Transactions, done.First, done.Last,
+		done.LastAt.Format("2006-01-02 15:04:05"), time.Since(start).Round(time.Millisecond))
+	if done.Note != "" {
+		fmt.Println("note: " + done.Note)
+	}
+	return nil
 }

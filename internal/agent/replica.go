@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/galeon-db/galeon/internal/archive"
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/replica"
 )
@@ -33,6 +36,13 @@ type ReplicaConfig struct {
 	// Interval between checks (default 500ms); TTL of the registration
 	// (default 10s).
 	Interval, TTL time.Duration
+	// ArchiveDir, when set, is kept a live copy of the replica's binary
+	// log: the cluster's transactions as one GTID stream without gaps,
+	// for point-in-time recovery (package archive). User must then have
+	// REPLICATION SLAVE and BINLOG MONITOR on the replica.
+	// ArchiveServerID is the server id the archiver reads with.
+	ArchiveDir      string
+	ArchiveServerID uint32
 }
 
 // ReplicaAgent keeps an asynchronous replica replicating from the
@@ -45,7 +55,8 @@ type ReplicaAgent struct {
 	log   *slog.Logger
 	db    *sql.DB
 
-	facts discovery.ReplicaFacts
+	facts   discovery.ReplicaFacts
+	archive *archive.Streamer
 }
 
 // NewReplica returns a replica agent; Run starts it.
@@ -67,14 +78,44 @@ func NewReplica(cfg ReplicaConfig, store *discovery.Store, log *slog.Logger) (*R
 		return nil, err
 	}
 	db.SetMaxOpenConns(2)
-	return &ReplicaAgent{cfg: cfg, store: store, log: log, db: db,
-		facts: discovery.ReplicaFacts{Name: cfg.Name, Address: cfg.Address, Pinned: cfg.Pinned}}, nil
+	r := &ReplicaAgent{cfg: cfg, store: store, log: log, db: db,
+		facts: discovery.ReplicaFacts{Name: cfg.Name, Address: cfg.Address, Pinned: cfg.Pinned}}
+	if cfg.ArchiveDir != "" {
+		if !filepath.IsAbs(cfg.ArchiveDir) {
+			return nil, fmt.Errorf("archive directory %q: give an absolute path", cfg.ArchiveDir)
+		}
+		if cfg.ArchiveServerID == 0 {
+			// Unique per replica name, away from the servers' own ids.
+			cfg.ArchiveServerID = 3_000_000_000 + crc32.ChecksumIEEE([]byte(cfg.Name))%1_000_000
+		}
+		r.archive = &archive.Streamer{Address: cfg.Address, User: cfg.User, Password: cfg.Password,
+			Dir: cfg.ArchiveDir, ServerID: cfg.ArchiveServerID,
+			Log: func(msg string) { log.Info(msg, "replica", cfg.Name) }}
+	}
+	return r, nil
+}
+
+// archiveFacts is the archive's state as published.
+func archiveFacts(st archive.Status) *discovery.ArchiveFacts {
+	return &discovery.ArchiveFacts{Dir: st.Dir, Files: st.Files, Bytes: st.Bytes, BehindBytes: st.BehindBytes,
+		LagSeconds: int64(st.Lag.Round(time.Second) / time.Second), Streaming: st.Streaming, Error: st.Error}
 }
 
 // Run checks and acts every Interval, and at once on every writer
 // decision, until ctx ends; then it removes its registration.
 func (r *ReplicaAgent) Run(ctx context.Context) error {
 	defer r.db.Close()
+	if r.archive != nil {
+		actx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := r.archive.Run(actx, r.cfg.Interval); err != nil {
+				r.log.Error("binary log archive stopped", "replica", r.cfg.Name, "dir", r.cfg.ArchiveDir, "err", err)
+			}
+		}()
+		defer func() { stop(); <-done }()
+	}
 	kick := make(chan struct{}, 1)
 	go func() {
 		for range r.store.WatchWriter(ctx) {
@@ -96,6 +137,9 @@ func (r *ReplicaAgent) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		r.tick(ctx)
+		if r.archive != nil {
+			r.facts.Archive = archiveFacts(r.archive.Status())
+		}
 		pctx, cancel := context.WithTimeout(ctx, r.cfg.Interval+time.Second)
 		var err error
 		if reg == nil {

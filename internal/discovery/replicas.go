@@ -50,7 +50,26 @@ type ReplicaFacts struct {
 	Repoints    int           `json:"repoints"`
 	LastRepoint time.Time     `json:"last_repoint,omitempty"`
 	RepointTook time.Duration `json:"repoint_took_ns,omitempty"`
-	UpdatedAt   time.Time     `json:"updated_at"`
+	// Archive is the binary log archive the agent keeps from this
+	// replica (galeon agent --archive), if any.
+	Archive   *ArchiveFacts `json:"archive,omitempty"`
+	UpdatedAt time.Time     `json:"updated_at"`
+}
+
+// ArchiveFacts describe a binary log archive kept from a replica: the
+// cluster's transactions as one GTID stream, for point-in-time recovery.
+type ArchiveFacts struct {
+	Dir   string `json:"dir"`
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
+	// BehindBytes is what the replica's binary log has that the archive
+	// lacks; LagSeconds bounds the age of the oldest write it lacks
+	// (whole seconds; 0 when it lacks nothing).
+	BehindBytes int64 `json:"behind_bytes"`
+	LagSeconds  int64 `json:"lag_seconds"`
+	// Streaming: the archive is being written; Error says why not.
+	Streaming bool   `json:"streaming"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Validate rejects facts a reader must not trust.

@@ -353,6 +353,15 @@ func readFirst(dir string, names ...string) (string, error) {
 	return "", fmt.Errorf("none of %s in %s", strings.Join(names, ", "), dir)
 }
 
+// PositionOf reads the position a prepared mariabackup copy holds (made
+// by galeon or by hand with --galera-info): its Galera UUID and seqno and
+// its GTID position.
+func PositionOf(dir string) (BackupInfo, error) {
+	var info BackupInfo
+	err := readPosition(dir, &info)
+	return info, err
+}
+
 // ReadBackupInfo reads a backup's galeon-backup.json.
 func ReadBackupInfo(dir string) (BackupInfo, error) {
 	var info BackupInfo

@@ -39,6 +39,11 @@ func (s *State) AgentHTTP(n Node) string {
 	return "127.0.0.1:" + strconv.Itoa(s.BasePort+offsetAgentHTTP+n.Index)
 }
 
+// ArchiveDir is where the first replica's agent keeps the sandbox's
+// binary log archive (the cluster's transactions, for point-in-time
+// recovery).
+func (s *State) ArchiveDir() string { return filepath.Join(s.Dir, "archive") }
+
 func (s *State) agentPidPath(n Node) string { return filepath.Join(s.Dir, "agent-"+n.Name+".pid") }
 func (s *State) agentLog(n Node) string     { return filepath.Join(s.Dir, "agent-"+n.Name+".log") }
 
@@ -48,8 +53,13 @@ func (s *State) agentLog(n Node) string     { return filepath.Join(s.Dir, "agent
 // outlives its node's restarts and reports them.
 func (s *State) agentArgs(n Node) []string {
 	if n.Replica {
-		// A replica's agent keeps it on the writer (galeon agent --replica).
-		return []string{"agent", "--sandbox-dir=" + s.Dir, "--replica=" + n.Name, "--discovery=" + s.Discovery, "--cluster=" + s.Name}
+		// A replica's agent keeps it on the writer (galeon agent --replica);
+		// the first replica's also keeps the sandbox's binary log archive.
+		args := []string{"agent", "--sandbox-dir=" + s.Dir, "--replica=" + n.Name, "--discovery=" + s.Discovery, "--cluster=" + s.Name}
+		if n.Index == 1 {
+			args = append(args, "--archive="+s.ArchiveDir())
+		}
+		return args
 	}
 	return []string{"agent", "--sandbox-dir=" + s.Dir, "--node=" + n.Name, "--discovery=" + s.Discovery,
 		"--cluster=" + s.Name, "--http=" + s.AgentHTTP(n)}
