@@ -178,7 +178,15 @@ func replicaLine(r discovery.ReplicaFacts, d *discovery.WriterDecision) string {
 	if r.BehindSeconds != nil {
 		lag = fmt.Sprintf("%ds", *r.BehindSeconds)
 	}
-	return fmt.Sprintf("  replica %-8s %-21s from %-8s behind %d trx / %s  moves %d  %s\n", r.Name, r.Address, orDash(r.SourceNode), max(r.Behind, 0), lag, r.Repoints, state)
+	line := fmt.Sprintf("  replica %-8s %-21s from %-8s behind %d trx / %s  moves %d  %s\n", r.Name, r.Address, orDash(r.SourceNode), max(r.Behind, 0), lag, r.Repoints, state)
+	if a := r.Archive; a != nil {
+		astate := fmt.Sprintf("streaming, %ds behind", a.LagSeconds)
+		if !a.Streaming {
+			astate = "STOPPED: " + a.Error
+		}
+		line += fmt.Sprintf("          binlog archive %s: %d files, %.1f MiB, %s\n", a.Dir, a.Files, float64(a.Bytes)/(1<<20), astate)
+	}
+	return line
 }
 
 func orDash(s string) string {

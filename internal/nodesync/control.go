@@ -221,6 +221,10 @@ func followReplicas(ctx context.Context, store *discovery.Store, p *proxy.Proxy)
 			out = append(out, proxy.Replica{Name: r.Name, Address: r.Address, SourceNode: r.SourceNode, Up: r.Up,
 				IORunning: r.IORunning, SQLRunning: r.SQLRunning, Error: r.Error, IOError: r.IOError, SQLError: r.SQLError,
 				Behind: r.Behind, BehindSeconds: secs, State: r.State, Why: r.Why, Repoints: r.Repoints, RepointTook: r.RepointTook, LastRepoint: r.LastRepoint, Updated: r.UpdatedAt})
+			if a := r.Archive; a != nil {
+				out[len(out)-1].Archive = &proxy.Archive{Dir: a.Dir, Files: a.Files, Bytes: a.Bytes, BehindBytes: a.BehindBytes,
+					LagSeconds: a.LagSeconds, Streaming: a.Streaming, Error: a.Error}
+			}
 		}
 		p.SetReplicas(out)
 	}

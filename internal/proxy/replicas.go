@@ -26,6 +26,20 @@ type Replica struct {
 	RepointTook time.Duration
 	LastRepoint time.Time
 	Updated     time.Time
+	// Archive is the binary log archive kept from it, if any.
+	Archive *Archive
+}
+
+// Archive is a binary log archive kept from a replica (for
+// point-in-time recovery): its size, how far behind the replica's binary
+// log it is, and whether it is being written.
+type Archive struct {
+	Dir                string
+	Files              int
+	Bytes, BehindBytes int64
+	LagSeconds         int64
+	Streaming          bool
+	Error              string
 }
 
 // Replicating says whether it applies from a source now.
@@ -57,6 +71,13 @@ func (p *Proxy) SetReplicas(rs []Replica) {
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s stopped replicating: %s", r.Name, r.problem()))
 		case !o.Replicating() && r.Replicating():
 			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("replica %s replicates again from %s", r.Name, orDash(r.SourceNode)))
+		}
+		switch {
+		case r.Archive == nil:
+		case o.Archive != nil && o.Archive.Streaming && !r.Archive.Streaming:
+			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("binary log archive of %s (%s) stopped: %s", r.Name, r.Archive.Dir, orDash(r.Archive.Error)))
+		case o.Archive != nil && !o.Archive.Streaming && r.Archive.Streaming:
+			p.events.Add(eventlog.Replica, r.Name, fmt.Sprintf("binary log archive of %s (%s) streams again", r.Name, r.Archive.Dir))
 		}
 	}
 	for name := range prev {

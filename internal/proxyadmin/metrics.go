@@ -121,6 +121,14 @@ func observeMetrics(p *proxy.Proxy, c map[string]int64) []metrics.Sample {
 			metrics.Sample{Name: "galeon_replica_behind_seconds", Help: "Seconds_Behind_Master of the replica (-1: not replicating).", Type: metrics.Gauge, Labels: labels, Value: float64(r.BehindSeconds)},
 			metrics.Sample{Name: "galeon_replica_repoints_total", Help: "Times the replica's agent moved it to a new writer.", Type: metrics.Counter, Labels: map[string]string{"replica": r.Name}, Value: float64(r.Repoints)},
 			metrics.Sample{Name: "galeon_replica_last_repoint_seconds", Help: "How long the last move took from the writer decision.", Type: metrics.Gauge, Labels: map[string]string{"replica": r.Name}, Value: r.RepointTook.Seconds()})
+		if a := r.Archive; a != nil {
+			al := map[string]string{"replica": r.Name}
+			ms = append(ms,
+				metrics.Sample{Name: "galeon_archive_streaming", Help: "1 while the binary log archive kept from the replica is being written.", Type: metrics.Gauge, Labels: al, Value: float64(boolInt(a.Streaming))},
+				metrics.Sample{Name: "galeon_archive_lag_seconds", Help: "Bound on the age of the oldest write the archive lacks (0: it has all the replica logged); what a point-in-time recovery would lose, with the replica's own lag.", Type: metrics.Gauge, Labels: al, Value: float64(a.LagSeconds)},
+				metrics.Sample{Name: "galeon_archive_behind_bytes", Help: "Bytes of the replica's binary log the archive lacks.", Type: metrics.Gauge, Labels: al, Value: float64(a.BehindBytes)},
+				metrics.Sample{Name: "galeon_archive_bytes", Help: "Size of the binary log archive.", Type: metrics.Gauge, Labels: al, Value: float64(a.Bytes)})
+		}
 	}
 	gauge := func(name, help string, node string, v float64) metrics.Sample {
 		return metrics.Sample{Name: name, Help: help, Type: metrics.Gauge, Labels: map[string]string{"server": node}, Value: v}

@@ -155,6 +155,9 @@ func replicas(p *proxy.Proxy) admin.Table {
 		{Name: "replicating", Kind: admin.Int}, {Name: "behind_transactions", Kind: admin.Int}, {Name: "behind_seconds", Kind: admin.Int, Nullable: true},
 		{Name: "state", Kind: admin.Text}, {Name: "why", Kind: admin.Text}, {Name: "error", Kind: admin.Text},
 		{Name: "repoints", Kind: admin.Int}, {Name: "last_repoint_ms", Kind: admin.Int}, {Name: "updated_at", Kind: admin.Text},
+		{Name: "archive_dir", Kind: admin.Text, Nullable: true}, {Name: "archive_streaming", Kind: admin.Int, Nullable: true},
+		{Name: "archive_bytes", Kind: admin.Int, Nullable: true}, {Name: "archive_lag_seconds", Kind: admin.Int, Nullable: true},
+		{Name: "archive_error", Kind: admin.Text, Nullable: true},
 	}
 	return admin.Table{Name: "replicas", Columns: cols, Rows: func() [][]any {
 		var out [][]any
@@ -169,8 +172,14 @@ func replicas(p *proxy.Proxy) admin.Table {
 			} else if r.IOError != "" {
 				errText = r.IOError
 			}
-			out = append(out, []any{r.Name, r.Address, r.SourceNode, boolInt(r.Replicating()), max(r.Behind, 0), behind,
-				r.State, r.Why, errText, int64(r.Repoints), r.RepointTook.Milliseconds(), r.Updated.Format(time.RFC3339Nano)})
+			row := []any{r.Name, r.Address, r.SourceNode, boolInt(r.Replicating()), max(r.Behind, 0), behind,
+				r.State, r.Why, errText, int64(r.Repoints), r.RepointTook.Milliseconds(), r.Updated.Format(time.RFC3339Nano)}
+			if a := r.Archive; a != nil {
+				row = append(row, a.Dir, boolInt(a.Streaming), a.Bytes, a.LagSeconds, a.Error)
+			} else {
+				row = append(row, nil, nil, nil, nil, nil)
+			}
+			out = append(out, row)
 		}
 		return out
 	}}

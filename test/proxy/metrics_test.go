@@ -51,10 +51,12 @@ func testMetrics(t *testing.T, pt *proxyUnderTest) {
 		str(t, db, "SELECT COUNT(*) FROM app.w")
 	}
 
-	// An asynchronous replica as its agent reports it through the control
-	// plane (this proxy has none): the alert rules use its series, which
-	// exist only while a replica is registered.
-	pt.p.SetReplicas([]proxy.Replica{{Name: "dr1", Address: "127.0.0.1:9", SourceNode: "node1", Up: true, IORunning: true, SQLRunning: true, State: "keep"}})
+	// An asynchronous replica and its binary log archive as its agent
+	// reports them through the control plane (this proxy has none): the
+	// alert rules use their series, which exist only while a replica is
+	// registered.
+	pt.p.SetReplicas([]proxy.Replica{{Name: "dr1", Address: "127.0.0.1:9", SourceNode: "node1", Up: true, IORunning: true, SQLRunning: true, State: "keep",
+		Archive: &proxy.Archive{Dir: "/var/lib/galeon/archive", Files: 1, Bytes: 4096, Streaming: true}}})
 	defer pt.p.SetReplicas(nil)
 
 	// The monitor's first checks of every node come within a second or two.
