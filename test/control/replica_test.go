@@ -208,6 +208,74 @@ func TestReplicaFollowsTheWriter(t *testing.T) {
 	slices.Sort(took)
 	t.Logf("FIGURE replica re-pointed after %d writer changes (switchovers and kill -9, alternately) under load through 3 proxies: median %s, max %s after the decision; %d acknowledged writes, %d rows on the replica, equal checksum",
 		len(took), took[len(took)/2].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond), len(acks), rn)
+
+	// A full outage: every node killed. The replica keeps what it had
+	// and waits; once the cluster is back (bootstrapped from its most
+	// advanced node), the replica follows the new writer and catches up
+	// without a rebuild.
+	var slavePos string
+	if err := rdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&slavePos); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"node1", "node2", "node3"} {
+		if err := sb.Kill(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outage := time.Now()
+	waitFor(t, 30*time.Second, "the replica's agent seeing its source gone", func() bool {
+		f := facts()
+		return !f.IORunning || f.SourceNode == ""
+	})
+	var kept int
+	if err := rdb.QueryRow("SELECT COUNT(*) FROM app.ledger").Scan(&kept); err != nil || kept != rn {
+		t.Errorf("the replica during the outage: %d rows (%v), want the %d it had", kept, err, rn)
+	}
+	if f := facts(); f.SQLError != "" {
+		t.Errorf("the replica during the outage: SQL error %q", f.SQLError)
+	}
+	if err := sb.Start(sctx); err != nil {
+		t.Fatal(err)
+	}
+	var nw string
+	waitFor(t, 60*time.Second, "a writer after the outage", func() bool {
+		x, _, ok := agreement(ms)
+		nw = x
+		return ok && x != ""
+	})
+	ndb, _ := sb.DB(nw)
+	for i := range 20 {
+		if _, err := ms[i%len(ms)].db.Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, 'after-outage', NOW(6))"); err != nil {
+			t.Fatalf("a write after the outage: %v", err)
+		}
+	}
+	if err := ndb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&binlogPos); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = replica.ParsePosition(binlogPos); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the replica on "+nw+" and caught up with "+binlogPos, func() bool {
+		var pos string
+		if rdb.QueryRow("SELECT @@gtid_slave_pos").Scan(&pos) != nil {
+			return false
+		}
+		p, err := replica.ParsePosition(pos)
+		return err == nil && p.Covers(want, sandbox.ClusterGTIDDomain) && following(nw)()
+	})
+	if err := ndb.QueryRow("SELECT COUNT(*) FROM app.ledger").Scan(&wn); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.QueryRow("SELECT COUNT(*) FROM app.ledger").Scan(&rn); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := checksum(t, ndb, "app.ledger"), checksum(t, rdb, "app.ledger"); a != b || wn != rn || wn != kept+20 {
+		t.Errorf("after the outage the replica differs from the cluster at %s: %d rows (checksum %d), the writer %d (checksum %d), %d before the outage + 20", binlogPos, rn, b, wn, a, kept)
+	}
+	if f := facts(); f.SQLError != "" || f.IOError != "" {
+		t.Errorf("replication errors after the outage: %q %q", f.SQLError, f.IOError)
+	}
+	t.Logf("FIGURE full outage: the replica kept its %d rows at %s; cluster back and the replica on the new writer %s, caught up, %s after the kill", kept, slavePos, nw, time.Since(outage).Round(time.Millisecond))
 }
 
 func mustNodes(t *testing.T, store *discovery.Store) []discovery.NodeFacts {
