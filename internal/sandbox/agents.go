@@ -104,7 +104,11 @@ func (sb *Sandbox) StartAgent(n Node) error {
 	pid := cmd.Process.Pid
 	go func() { _ = cmd.Wait() }() // reap it if it dies while we run
 	if n.Replica {
-		sb.ctl.Progress(n.Name, fmt.Sprintf("agent started (pid %d, keeps it on the writer, log %s)", pid, sb.agentLog(n)))
+		what := "keeps it on the writer"
+		if n.Index == 1 {
+			what += " and the cluster's binary log archive in " + sb.ArchiveDir() + ", for galeon cluster restore --archive"
+		}
+		sb.ctl.Progress(n.Name, fmt.Sprintf("agent started (pid %d, %s; log %s)", pid, what, sb.agentLog(n)))
 	} else {
 		sb.ctl.Progress(n.Name, fmt.Sprintf("agent started (pid %d, clustercheck http://%s, log %s)", pid, sb.AgentHTTP(n), sb.agentLog(n)))
 	}

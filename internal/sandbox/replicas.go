@@ -115,11 +115,7 @@ func (sb *Sandbox) AddReplica(ctx context.Context) (Node, error) {
 	if _, err := sb.socketSQL(ctx, r, q.String()); err != nil {
 		return r, fmt.Errorf("create the accounts on %s: %w", r.Name, err)
 	}
-	msg := "asynchronous replica ready on " + r.Addr() + "; its agent points it at the writer"
-	if r.Index == 1 && sb.Discovery != "" {
-		msg += " and keeps the cluster's binary log archive in " + sb.ArchiveDir() + " (point-in-time recovery: galeon cluster restore --archive)"
-	}
-	sb.ctl.Progress(r.Name, msg)
+	sb.ctl.Progress(r.Name, "asynchronous replica ready on "+r.Addr()+"; its agent points it at the writer")
 	return r, nil
 }
 

@@ -277,6 +277,8 @@ var classifyTests = []struct {
 	{"select row_count()", view{Kind: Select, SameConn: true}},
 	{"SELECT @@identity", view{Kind: Select, SameConn: true}},
 	{"SELECT @@session.warning_count", view{Kind: Select, SameConn: true}},
+	{"SELECT @@last_gtid", view{Kind: Select, SameConn: true}},
+	{"select @@SESSION.LAST_GTID as g", view{Kind: Select, SameConn: true}},
 	{"GET DIAGNOSTICS @n = NUMBER", view{Kind: Other, Write: true, SameConn: true, UserVars: true}},
 	{"SELECT NEXTVAL(s)", view{Kind: Select, Write: true}},
 	{"SELECT NEXT VALUE FOR s", view{Kind: Select, Write: true}},

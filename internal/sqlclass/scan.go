@@ -228,9 +228,10 @@ func lastInsertIDSysVar(tok string) bool {
 }
 
 // sameConnSysVar reports system variables whose value is the outcome of
-// the previous statement on this connection.
+// the previous statement on this connection (@@last_gtid: the GTID of
+// its last transaction, which an operator reads after a statement).
 func sameConnSysVar(tok string) bool {
 	name := sysVarName(tok)
 	return eqFold(name, "WARNING_COUNT") || eqFold(name, "ERROR_COUNT") ||
-		eqFold(name, "IDENTITY") || eqFold(name, "LAST_INSERT_ID")
+		eqFold(name, "IDENTITY") || eqFold(name, "LAST_INSERT_ID") || eqFold(name, "LAST_GTID")
 }

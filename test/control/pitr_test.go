@@ -202,7 +202,7 @@ func TestPointInTimeRecovery(t *testing.T) {
 	until := time.Now().UTC().Truncate(time.Second).Add(2 * time.Second)
 	waitFor(t, 10*time.Second, "writes after "+until.Format(time.TimeOnly), func() bool { return time.Now().After(until.Add(1500 * time.Millisecond)) })
 
-	// The accounts client stops; an operator's bad DELETE, on the writer.
+	// The accounts client stops; an operator's bad DELETE.
 	close(astop)
 	<-aended
 	w, _, _ := agreement(ms)
@@ -228,7 +228,9 @@ func TestPointInTimeRecovery(t *testing.T) {
 	}
 	t.Logf("%d accounts acknowledged, %d errors", len(accounts), aerrs)
 	amu.Unlock()
-	conn, err := wdb.Conn(ctx)
+	// Through a proxy, as an operator at the mariadb prompt would: the
+	// session's @@last_gtid names the DELETE's transaction.
+	conn, err := ms[0].db.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +245,9 @@ func TestPointInTimeRecovery(t *testing.T) {
 	}
 	conn.Close()
 	parts := strings.Split(bad, "-")
+	if len(parts) != 3 {
+		t.Fatalf("@@last_gtid after the DELETE, in the same session through a proxy: %q, want its GTID", bad)
+	}
 	seq, _ := strconv.ParseUint(parts[2], 10, 64)
 	deleted = fmt.Sprintf("%s-%s-%d", parts[0], parts[1], seq-1)
 	t.Logf("the bad DELETE is %s; restoring up to %s, and to before %s", bad, deleted, until.Format(time.DateTime))
