@@ -165,6 +165,8 @@ func (cp *controlPlane) text() string {
 func replicaLine(r discovery.ReplicaFacts, d *discovery.WriterDecision) string {
 	state := "replicating"
 	switch {
+	case r.Promoted:
+		state = fmt.Sprintf("PROMOTED: a writable primary of its own; it lacked %d of the cluster's transactions then", r.Lost)
 	case !r.Up:
 		state = "DOWN: " + r.Error
 	case r.SQLError != "":

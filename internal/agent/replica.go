@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/galeon-db/galeon/internal/archive"
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -226,6 +229,15 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 		return
 	}
 	f.Up, f.Error = true, ""
+	pr, err := r.store.ReadPromotion(cctx)
+	if err != nil {
+		f.State, f.Why = "unknown", "the control plane is unreachable: "+err.Error()
+		return
+	}
+	if pr != nil {
+		r.promotion(cctx, pr, st)
+		return
+	}
 	u, err := r.store.ReadDecision(cctx)
 	if err != nil {
 		f.State, f.Why = "unknown", "the control plane is unreachable: "+err.Error()
@@ -362,4 +374,86 @@ func (r *ReplicaAgent) repoint(ctx context.Context, to string, domain uint32) er
 // quoteString is a SQL string literal (MariaDB's escapes).
 func quoteString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+}
+
+// promotion carries out replica.PromoteStep while a promotion is recorded:
+// the promoted replica stops replicating, forgets its source and takes
+// writes (once it has what the cluster last published, or the catch-up
+// time is over); the others stay as they are.
+func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, st status) {
+	f := &r.facts
+	var readOnly bool
+	if err := r.db.QueryRowContext(ctx, "SELECT @@read_only").Scan(&readOnly); err != nil {
+		f.State, f.Why = "unknown", "reading @@read_only: "+err.Error()
+		return
+	}
+	in := replica.PromoteInput{Me: r.cfg.Name, Promoted: pr.Replica, Domain: pr.Domain,
+		Replicating: st.ioRunning && st.sqlRunning, CatchUpUntil: pr.CatchUpUntil, Writable: f.Promoted && !readOnly, Now: time.Now()}
+	in.SlavePos, _ = replica.ParsePosition(st.slavePos)
+	if pr.Replica == r.cfg.Name {
+		in.ClusterPos = r.clusterPosition(ctx, pr, st.source)
+	}
+	if u, err := r.store.ReadDecision(ctx); err == nil && u.Present && u.Decision.Writer == "" && !u.Decision.Fencing {
+		if ps, err := r.store.Proxies(ctx); err == nil {
+			in.FenceHeld = !slices.ContainsFunc(ps, func(p discovery.ProxyFacts) bool { return p.Applied < u.Decision.Epoch })
+		}
+	}
+	d := replica.PromoteStep(in)
+	f.SlavePos, f.IORunning, f.SQLRunning, f.IOError, f.SQLError = st.slavePos, st.ioRunning, st.sqlRunning, st.ioError, st.sqlError
+	prev := f.State + f.Why
+	f.State, f.Why = d.Action.String(), d.Why
+	if prev != f.State+f.Why {
+		r.log.Info("replica promotion", "replica", r.cfg.Name, "decision", f.State, "why", d.Why)
+	}
+	if d.Action != replica.Promote {
+		return
+	}
+	// STOP SLAVE waits for the event group being applied; then the
+	// replica forgets its source, so that nothing restarts it, and takes
+	// writes.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+	defer cancel()
+	for _, q := range []string{"STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL read_only = OFF"} {
+		if _, err := r.db.ExecContext(sctx, q); err != nil {
+			f.State, f.Why = "failed", "promoting: "+q+": "+err.Error()
+			r.log.Warn("replica: promotion failed", "replica", r.cfg.Name, "statement", q, "err", err)
+			return
+		}
+	}
+	f.Promoted, f.Lost = true, int64(d.Lost)
+	f.Source, f.SourceNode, f.IORunning, f.SQLRunning = "", "", false, false
+	f.State = replica.Promoted.String()
+	r.log.Warn("replica promoted to a primary of its own", "replica", r.cfg.Name, "gtid_slave_pos", st.slavePos, "lost", d.Lost, "why", d.Why)
+}
+
+// clusterPosition is the furthest the cluster is known to have logged in
+// its domain: what was recorded with the promotion, what the nodes'
+// agents publish now (a cluster that still runs takes writes until every
+// proxy applied the fence), and the source's own word, if it answers.
+func (r *ReplicaAgent) clusterPosition(ctx context.Context, pr *discovery.Promotion, source string) replica.Position {
+	best, _ := replica.ParsePosition(pr.ClusterPos)
+	take := func(s string) {
+		if p, err := replica.ParsePosition(s); err == nil && p.Seqno(pr.Domain) > best.Seqno(pr.Domain) {
+			best = replica.Position{pr.Domain: p[pr.Domain]}
+		}
+	}
+	if nodes, err := r.store.Nodes(ctx); err == nil {
+		for _, n := range nodes {
+			take(n.GTIDBinlogPos)
+		}
+	}
+	if source != "" && r.cfg.SourceUser != "" {
+		mc := mysql.NewConfig()
+		mc.User, mc.Passwd, mc.Net, mc.Addr = r.cfg.SourceUser, r.cfg.SourcePassword, "tcp", source
+		mc.Timeout, mc.ReadTimeout = time.Second, 2*time.Second
+		if c, err := mysql.NewConnector(mc); err == nil {
+			db := sql.OpenDB(c)
+			var pos string
+			if db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos) == nil {
+				take(pos)
+			}
+			db.Close()
+		}
+	}
+	return best
 }

@@ -101,6 +101,7 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 	decisions := store.WatchWriter(tctx)
 	proxies := store.WatchProxies(tctx)
 	requests := store.WatchSwitchover(tctx)
+	promotions := store.WatchPromotion(tctx)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	var (
@@ -122,6 +123,10 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 		// vetoes: when a node the policy chose first failed the check
 		// before it is named.
 		vetoes = map[string]time.Time{}
+		// fence: why the cluster has no writer at all (a replica was
+		// promoted in its place); havePromotion: read once.
+		fence         string
+		havePromotion bool
 	)
 	for {
 		select {
@@ -141,10 +146,15 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 				log.Info("switchover requested", "to", r.Node, "by", r.By)
 				request = &r
 			}
+		case pr := <-promotions:
+			fence, havePromotion = "", true
+			if pr != nil {
+				fence = pr.Fence()
+			}
 		case <-changes:
 		case <-tick.C:
 		}
-		if !haveCur || !haveLive || tctx.Err() != nil {
+		if !haveCur || !haveLive || !havePromotion || tctx.Err() != nil {
 			continue
 		}
 		// At the start of a term the view may not be checked yet: an
@@ -195,6 +205,16 @@ func serve(ctx context.Context, store *discovery.Store, lead *discovery.Leadersh
 			in.Want, in.OldFailed = current, false
 		} else if why == "" {
 			cutLogged = ""
+		}
+		if fence != "" {
+			// A promoted replica took the cluster's place: no writer
+			// here, whatever the policy or an operator's switchover
+			// would choose.
+			in.Want, in.OldFailed, in.Fenced = "", false, fence
+			if request != nil {
+				log.Warn("switchover ignored: the cluster is fenced", "to", request.Node, "why", fence)
+				request = nil
+			}
 		}
 		if request != nil && !d.Fencing {
 			in.Target, in.Want = answer(tctx, lead, p, *request, current, log)

@@ -73,10 +73,19 @@ func recoverCluster(ctx context.Context, store *discovery.Store, lead *discovery
 		if err == nil {
 			force, err = store.ReadForce(rctx)
 		}
+		var promoted *discovery.Promotion
+		if err == nil {
+			promoted, err = store.ReadPromotion(rctx)
+		}
 		cancel()
 		held := ""
-		if hold != nil {
+		switch {
+		case hold != nil:
 			held = hold.Reason + ", by " + hold.By
+		case promoted != nil:
+			// The fenced cluster is not brought back to serve: its
+			// replica took its place.
+			held = "replica " + promoted.Replica + " promoted, by " + promoted.By
 		}
 		if err != nil {
 			continue

@@ -39,6 +39,9 @@ type Input struct {
 	Target     string
 	Controller string
 	Now        time.Time
+	// Fenced is why the cluster must have no writer at all (a replica
+	// was promoted in its place); Want is then "".
+	Fenced string
 }
 
 // Step returns the decision to publish next, if any. It is a pure
@@ -84,6 +87,9 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 		if len(waiting) > 0 {
 			out.Reason = fmt.Sprintf("%s fenced; fence confirmation timed out for %s", orNone(cur.Old), strings.Join(waiting, ", "))
 		}
+		if in.Fenced != "" {
+			out.Reason += "; " + in.Fenced
+		}
 		switch {
 		case cur.Target != "" && in.Want == cur.Target:
 			out.Reason += "; operator switchover to " + cur.Target + " done"
@@ -96,7 +102,7 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 	if in.Have && in.Want == cur.Writer && len(strays) == 0 || !in.Have && in.Want == "" {
 		return out, false
 	}
-	if in.Have && in.Want == "" && len(strays) == 0 {
+	if in.Have && in.Want == "" && len(strays) == 0 && in.Fenced == "" {
 		// No node can take the role (a site hold-down runs, or nothing
 		// is fit): a fence would name no one. Every proxy already stops
 		// writing to the writer while it is unfit there (follow.Step),
@@ -133,7 +139,9 @@ func Step(in Input) (discovery.WriterDecision, bool) {
 		out.Target = in.Target
 		out.Reason = fmt.Sprintf("operator switchover from %s to %s", orNone(cur.Writer), in.Target)
 	}
-	if in.Have && in.Want == cur.Writer {
+	if in.Fenced != "" {
+		out.Reason = in.Fenced
+	} else if in.Have && in.Want == cur.Writer {
 		out.Reason = fmt.Sprintf("%s write elsewhere than %s (decided while the control plane was unreachable): fence them first", strings.Join(strays, ", "), orNone(cur.Writer))
 	} else if !in.Have || cur.Writer == "" {
 		out.Reason = fmt.Sprintf("proxies still write elsewhere than %s: fence them first", orNone(in.Want))

@@ -302,3 +302,22 @@ func TestNoFenceToNobody(t *testing.T) {
 		t.Error("a stray proxy writing to n2 is not fenced")
 	}
 }
+
+func TestPromotionFencesTheWriterForNobody(t *testing.T) {
+	cur := discovery.WriterDecision{Writer: "n1", Epoch: 4, Controller: "a"}
+	why := "the cluster is fenced: replica dr1 was promoted"
+	// A healthy writer, every proxy on it: fenced all the same.
+	d, ok := Step(Input{Current: cur, Have: true, Want: "", Fenced: why, Proxies: proxies(4, 4), Controller: "a"})
+	if !ok || !d.Fencing || d.Old != "n1" || d.Next != "" || d.Epoch != 5 || d.Reason != why {
+		t.Fatalf("got %+v %v, want a fence of n1 for nobody, saying why", d, ok)
+	}
+	// Once every proxy applied it: no writer, and the reason says why.
+	d, ok = Step(Input{Current: d, Have: true, Want: "", Fenced: why, Proxies: proxies(5, 5), Controller: "a"})
+	if !ok || d.Fencing || d.Writer != "" || d.Epoch != 5 || !strings.Contains(d.Reason, why) {
+		t.Fatalf("got %+v %v, want no writer under epoch 5", d, ok)
+	}
+	// Then nothing more to publish.
+	if d2, ok := Step(Input{Current: d, Have: true, Want: "", Fenced: why, Proxies: proxies(5, 5), Controller: "a"}); ok {
+		t.Errorf("published %+v again", d2)
+	}
+}

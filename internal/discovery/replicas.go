@@ -50,6 +50,12 @@ type ReplicaFacts struct {
 	Repoints    int           `json:"repoints"`
 	LastRepoint time.Time     `json:"last_repoint,omitempty"`
 	RepointTook time.Duration `json:"repoint_took_ns,omitempty"`
+	// Promoted: the replica was made a writable primary of its own
+	// (galeon replica promote); Lost is how many of the cluster's
+	// transactions it lacked then, against the cluster's last published
+	// position.
+	Promoted bool  `json:"promoted,omitempty"`
+	Lost     int64 `json:"lost_transactions,omitempty"`
 	// Archive is the binary log archive the agent keeps from this
 	// replica (galeon agent --archive), if any.
 	Archive   *ArchiveFacts `json:"archive,omitempty"`

@@ -232,6 +232,15 @@ func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 	if d.Fencing {
 		return s, "", d.Epoch, 0, fmt.Sprintf("the controller fences the writer before %s takes over (epoch %d)", OrNone(d.Next), d.Epoch)
 	}
+	if d.Writer == "" {
+		// The controller names nobody: no node can take the role, or
+		// the cluster is fenced (a replica was promoted in its place).
+		why := "the controller names no writer"
+		if d.Reason != "" {
+			why += ": " + d.Reason
+		}
+		return s, "", d.Epoch, 0, why
+	}
 	if !fit(in.Nodes, d.Writer) {
 		if by := heldBy(in.Nodes, d.Writer); by != "" {
 			return s, "", d.Epoch, 0, fmt.Sprintf("the controller's writer %s is out of reach from this proxy, but %s still counts it in the Primary component "+

@@ -113,6 +113,8 @@ func TestStep(t *testing.T) {
 		{name: "follow: a fence stops writes, epoch kept", state: following(dec("node1", 4)),
 			in: Input{Kind: Publish, Decision: fence("node2", 5), Rev: 11, Nodes: allUp, Current: "node1"}, writer: "", epoch: 5,
 			reason: "fences the writer before node2", note: "fence the writer before node2 takes over, epoch 5"},
+		{name: "follow: no writer named: the controller's reason is told", state: following(Decision{Epoch: 6, Controller: "p1", Reason: "the cluster is fenced: replica dr1 was promoted"}),
+			in: Input{Nodes: allUp, Current: ""}, writer: "", epoch: 6, reason: "the controller names no writer: the cluster is fenced: replica dr1 was promoted"},
 		{name: "follow: the published writer failed here: no writer until the next decision", state: following(dec("node1", 4)),
 			in: Input{Nodes: nodes("off", "on", "on"), Current: "node1"}, writer: "", epoch: 4, reason: "not fit here"},
 		{name: "follow: an older revision read late is ignored", state: following(dec("node2", 8)),

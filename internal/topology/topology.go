@@ -631,15 +631,22 @@ func (s *Snapshot) Why(hostgroup string) string {
 		}
 		return "writer switch to " + s.Pending + " in progress"
 	}
-	var parts []string
+	var parts, online []string
 	for _, srv := range s.Servers {
 		weight := srv.WriterWeight
 		if hostgroup == "reader" {
 			weight = srv.ReaderWeight
 		}
-		if weight > 0 && !srv.Online {
+		switch {
+		case weight > 0 && !srv.Online:
 			parts = append(parts, fmt.Sprintf("%s %s (%s)", srv.Name, strings.ToLower(srv.State()), srv.Reason))
+		case weight > 0:
+			online = append(online, srv.Name)
 		}
+	}
+	if len(parts) == 0 && len(online) > 0 {
+		// Fit nodes, none chosen: the writer decision says why.
+		return strings.Join(online, ", ") + " ONLINE here"
 	}
 	if len(parts) == 0 {
 		return "no node has a " + hostgroup + " weight"

@@ -24,15 +24,18 @@ import (
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
 )
 
-// TestPointInTimeRecovery keeps a binary log archive from a replica that
+// TestDisasterRecovery keeps a binary log archive from a replica that
 // follows the writer, under write load through three proxies, while the
 // writer moves (a switchover and a kill -9). A backup is taken under that
 // load; later an operator's bad DELETE removes half of a table. Two new
 // clusters are made from the backup and the archive: one up to the
 // transaction before the DELETE (--until-gtid), one up to a second
 // chosen before it (--until). Each holds exactly the rows of that moment:
-// the test kept every acknowledged write and its time.
-func TestPointInTimeRecovery(t *testing.T) {
+// the test kept every acknowledged write and its time. Last, the replica
+// is promoted in the cluster's place under write load (a planned move):
+// every proxy refuses writes to the fenced cluster, naming the replica,
+// which has every acknowledged write and takes writes.
+func TestDisasterRecovery(t *testing.T) {
 	sb, store, ms := newRigOf(t, 3, false, sandbox.Options{Nodes: 3, Replicas: 1})
 	r := sb.Replicas[0]
 	c := sb.Credentials
@@ -378,5 +381,60 @@ func TestPointInTimeRecovery(t *testing.T) {
 	t.Logf("FIGURE %d ledger writes acknowledged, errors %v; archive %d files, %s", len(acks), l.errs, facts().Archive.Files, humanMiB(facts().Archive.Bytes))
 	if len(l.errs) > 0 {
 		t.Logf("client errors during the writer moves (a kill -9 costs the writes in flight): %v", l.errs)
+	}
+
+	// A planned move to the disaster-recovery replica under write load:
+	// the cluster is fenced in every proxy, the replica takes writes once
+	// it has everything, and no acknowledged write is lost.
+	l2 := startLedger(ms, 1, 0)
+	waitFor(t, 10*time.Second, "writes acknowledged", func() bool { return ackCount(l2) > 20 })
+	if _, err := (lifecycle.Promote{Store: store, Replica: r.Name, By: "test"}).Run(ctx); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("promotion while the cluster runs, without --force: %v, want it refused", err)
+	}
+	promoted := time.Now()
+	res, err := lifecycle.Promote{Store: store, Replica: r.Name, By: "test", Force: true, CatchUp: 20 * time.Second,
+		Progress: func(node, msg string) { t.Logf("[%5.1fs] %s: %s", time.Since(promoted).Seconds(), node, msg) }}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acks2 := l2.finish()
+	t.Logf("FIGURE planned promotion of %s under load: writable %s after the command, fenced in every proxy %v, lost %d (cluster at %s, replica at %s)",
+		r.Name, res.Took.Round(time.Millisecond), res.Fenced, res.Lost, res.ClusterPos, res.SlavePos)
+	if !res.Fenced || res.Lost != 0 {
+		t.Errorf("planned promotion: fenced %v, lost %d; want fenced and nothing lost", res.Fenced, res.Lost)
+	}
+	got := ledgerRows(t, rdb)
+	lostAcks := 0
+	for _, id := range append(acks, acks2...) {
+		if _, ok := got[id]; !ok {
+			lostAcks++
+		}
+	}
+	if lostAcks > 0 {
+		t.Errorf("%d acknowledged writes are not on the promoted replica", lostAcks)
+	}
+	if _, err := rdb.Exec("INSERT INTO app.accounts VALUES (999999, 1, NOW(6))"); err != nil {
+		t.Errorf("a write on the promoted replica: %v", err)
+	}
+	// Writes through the proxies are refused, saying where to go.
+	for _, m := range ms {
+		_, err := m.db.Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, 'fenced', NOW(6))")
+		if err == nil || !strings.Contains(err.Error(), "promoted") || !strings.Contains(err.Error(), r.Name) {
+			t.Errorf("a write through %s after the promotion: %v, want it refused naming the promoted %s", m.name, err, r.Name)
+		}
+	}
+	if f := facts(); !f.Promoted || f.State != "promoted" {
+		t.Errorf("the replica's facts after the promotion: %+v", f)
+	}
+	// Lifting the fence gives the cluster a writer again.
+	if _, err := lifecycle.Unfence(ctx, store); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "a writer in every proxy after the fence is lifted", func() bool {
+		w, _, ok := agreement(ms)
+		return ok && w != ""
+	})
+	if _, err := ms[0].db.Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, 'unfenced', NOW(6))"); err != nil {
+		t.Errorf("a write after the fence was lifted: %v", err)
 	}
 }

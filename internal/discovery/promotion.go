@@ -1,0 +1,95 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Promotion is an operator's promotion of an asynchronous replica to a
+// primary of its own (galeon replica promote): while it is recorded, the
+// cluster is fenced — the controller names no writer, so no proxy writes
+// to the old cluster — and the replica's agent makes the replica
+// writable, once it has applied the cluster's last known position or
+// CatchUpUntil has passed.
+type Promotion struct {
+	Replica string `json:"replica"`
+	Address string `json:"address"`
+	// ClusterPos is the cluster's last position its agents published
+	// (gtid_binlog_pos, the cluster's domain) when the promotion began;
+	// Domain the cluster's GTID domain.
+	ClusterPos string `json:"cluster_pos,omitempty"`
+	Domain     uint32 `json:"domain"`
+	// CatchUpUntil bounds the agent's wait for ClusterPos.
+	CatchUpUntil time.Time `json:"catch_up_until"`
+	By           string    `json:"by"`
+	At           time.Time `json:"at"`
+}
+
+// Promoted is the key of the cluster's promotion record.
+func (k Keys) Promoted() string { return k.root + "promoted" }
+
+// BeginPromotion records p unless a promotion is recorded already.
+func (s *Store) BeginPromotion(ctx context.Context, p Promotion) error {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	key := s.Keys.Promoted()
+	resp, err := s.Client.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(raw))).Commit()
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		cur, _ := s.ReadPromotion(ctx)
+		if cur != nil {
+			return fmt.Errorf("replica %s was promoted already (by %s at %s): the cluster is fenced", cur.Replica, cur.By, cur.At.Format(time.RFC3339))
+		}
+		return errors.New("a promotion is recorded already")
+	}
+	return nil
+}
+
+// ReadPromotion returns the promotion record, if any. An unreadable one
+// still fences (Replica says why).
+func (s *Store) ReadPromotion(ctx context.Context) (*Promotion, error) {
+	p, err := getJSON[Promotion](ctx, s, s.Keys.Promoted())
+	if errors.Is(err, errUnreadable) {
+		return &Promotion{Replica: "?", By: err.Error()}, nil
+	}
+	return p, err
+}
+
+// ClearPromotion removes the record: the cluster is no longer fenced.
+func (s *Store) ClearPromotion(ctx context.Context) error {
+	_, err := s.Client.Delete(ctx, s.Keys.Promoted())
+	return err
+}
+
+// WatchPromotion sends the promotion record after each change (nil when
+// there is none).
+func (s *Store) WatchPromotion(ctx context.Context) <-chan *Promotion {
+	key := s.Keys.Promoted()
+	return watchDecoded(ctx, s, key, func(raw map[string][]byte, _ int64) *Promotion {
+		v, ok := raw[key]
+		if !ok {
+			return nil
+		}
+		var p Promotion
+		if err := json.Unmarshal(v, &p); err != nil {
+			return &Promotion{Replica: "?", By: "unreadable: " + err.Error()}
+		}
+		return &p
+	})
+}
+
+// Fence is what the promotion means for the cluster, said to its clients.
+func (p Promotion) Fence() string {
+	return fmt.Sprintf("the cluster is fenced: replica %s (%s) was promoted to a primary of its own by %s at %s; write there (galeon replica unfence lifts the fence)",
+		p.Replica, p.Address, p.By, p.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+}

@@ -1,0 +1,204 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/replica"
+)
+
+// Promote makes an asynchronous replica a writable primary of its own in
+// the cluster's place (disaster recovery): the cluster is fenced — the
+// controller names no writer, so no proxy that still sees the cluster
+// writes there — and the replica's agent stops replicating and takes
+// writes once it has what the cluster's agents last published (or
+// CatchUp has passed).
+type Promote struct {
+	Store   *discovery.Store
+	Replica string
+	By      string
+	// Force promotes while the cluster still runs (a planned move to the
+	// disaster-recovery site): its writes stop first.
+	Force bool
+	// CatchUp bounds the replica's wait for the cluster's last published
+	// position (default 30 s); Timeout the whole promotion (default
+	// CatchUp + 1 min).
+	CatchUp, Timeout time.Duration
+	Progress         func(node, msg string)
+}
+
+// PromoteResult is what a promotion did.
+type PromoteResult struct {
+	Replica, Address string
+	// SlavePos is what the replica had applied; ClusterPos the cluster's
+	// last published position; Lost the cluster's transactions it lacked.
+	SlavePos, ClusterPos string
+	Lost                 int64
+	// Fenced: every proxy's controller published no writer (false if no
+	// proxy runs, or the fence was not seen in time).
+	Fenced bool
+	Took   time.Duration
+}
+
+// ClusterPosition is the furthest position in the cluster's domain the
+// nodes' agents published, and that domain.
+func ClusterPosition(nodes []discovery.NodeFacts) (pos string, domain uint32, err error) {
+	var best replica.GTID
+	found := false
+	for _, n := range nodes {
+		if n.GTIDDomain == nil {
+			continue
+		}
+		if found && *n.GTIDDomain != domain {
+			return "", 0, fmt.Errorf("the nodes' wsrep_gtid_domain_id differ (%d, %d): not one GTID stream", domain, *n.GTIDDomain)
+		}
+		domain, found = *n.GTIDDomain, true
+		p, err := replica.ParsePosition(n.GTIDBinlogPos)
+		if err != nil {
+			continue
+		}
+		if g, ok := p[domain]; ok && g.Seqno > best.Seqno {
+			best = g
+		}
+	}
+	if !found {
+		return "", 0, errors.New("no node's agent published the cluster's GTID domain (wsrep_gtid_mode and binary logs: a replication source)")
+	}
+	if best.Seqno == 0 {
+		return "", domain, nil
+	}
+	return best.String(), domain, nil
+}
+
+// Run carries out the promotion.
+func (p Promote) Run(ctx context.Context) (PromoteResult, error) {
+	start := time.Now()
+	if p.CatchUp <= 0 {
+		p.CatchUp = 30 * time.Second
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = p.CatchUp + time.Minute
+	}
+	progress := p.Progress
+	if progress == nil {
+		progress = func(string, string) {}
+	}
+	res := PromoteResult{Replica: p.Replica}
+	rs, err := p.Store.Replicas(ctx)
+	if err != nil {
+		return res, err
+	}
+	i := slices.IndexFunc(rs, func(r discovery.ReplicaFacts) bool { return r.Name == p.Replica })
+	if i < 0 {
+		return res, fmt.Errorf("no replica %s is registered: its agent (galeon agent --replica %s) must run beside it to promote it", p.Replica, p.Replica)
+	}
+	r := rs[i]
+	if !r.Up {
+		return res, fmt.Errorf("replica %s: its agent cannot reach it (%s)", p.Replica, r.Error)
+	}
+	res.Address = r.Address
+	nodes, err := p.Store.Nodes(ctx)
+	if err != nil {
+		return res, err
+	}
+	var running []string
+	for _, n := range nodes {
+		if n.Up && n.Synced && !n.Left {
+			running = append(running, n.Name)
+		}
+	}
+	if len(running) > 0 && !p.Force {
+		return res, fmt.Errorf("the cluster runs (%s Synced in a Primary component): promoting %s would make a second primary. For a planned move to it, --force fences the cluster in every proxy first, and the replica takes writes once it has applied the cluster's last position", strings.Join(running, ", "), p.Replica)
+	}
+	pos, domain, err := ClusterPosition(nodes)
+	if err != nil {
+		return res, err
+	}
+	res.ClusterPos = pos
+	pr := discovery.Promotion{Replica: p.Replica, Address: r.Address, ClusterPos: pos, Domain: domain,
+		CatchUpUntil: time.Now().Add(p.CatchUp).UTC(), By: p.By, At: time.Now().UTC()}
+	if err := p.Store.BeginPromotion(ctx, pr); err != nil {
+		return res, err
+	}
+	progress(p.Replica, fmt.Sprintf("promotion recorded: the cluster is fenced (no writer); the replica takes writes once it has %s (at most %s from now)", orDash(pos), p.CatchUp))
+
+	wctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
+	said := ""
+	err = until(wctx, p.Timeout, p.Replica+" promoted by its agent", func() bool {
+		rs, err := p.Store.Replicas(wctx)
+		if err != nil {
+			return false
+		}
+		for _, x := range rs {
+			if x.Name != p.Replica {
+				continue
+			}
+			if now := x.State + ": " + x.Why; now != said {
+				progress(p.Replica, now)
+				said = now
+			}
+			r = x
+			return x.Promoted
+		}
+		return false
+	})
+	if err != nil {
+		return res, fmt.Errorf("%w (the promotion stays recorded and the cluster fenced; its agent goes on when it can: galeon replica list)", err)
+	}
+	res.SlavePos, res.Lost = r.SlavePos, r.Lost
+
+	// Every proxy that still follows the control plane stops writing to
+	// the old cluster: the controller publishes no writer.
+	ps, _ := p.Store.Proxies(ctx)
+	if len(ps) > 0 {
+		ferr := until(wctx, 15*time.Second, "the fence published to every proxy", func() bool {
+			u, err := p.Store.ReadDecision(wctx)
+			if err != nil || !u.Present || u.Decision.Writer != "" || u.Decision.Fencing {
+				return false
+			}
+			ps, err := p.Store.Proxies(wctx)
+			if err != nil {
+				return false
+			}
+			for _, x := range ps {
+				if x.Applied < u.Decision.Epoch {
+					return false
+				}
+			}
+			return true
+		})
+		res.Fenced = ferr == nil
+		if ferr != nil {
+			progress(p.Replica, "the fence is recorded, but not every proxy confirmed it yet: "+ferr.Error())
+		}
+	}
+	res.Took = time.Since(start)
+	return res, nil
+}
+
+// Unfence removes a promotion: the controller may name a writer in the
+// old cluster again. Whatever the promoted replica took since is not in
+// the cluster.
+func Unfence(ctx context.Context, store *discovery.Store) (*discovery.Promotion, error) {
+	pr, err := store.ReadPromotion(ctx)
+	if err != nil || pr == nil {
+		if err == nil {
+			err = errors.New("no promotion is recorded: the cluster is not fenced")
+		}
+		return nil, err
+	}
+	return pr, store.ClearPromotion(ctx)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
