@@ -131,16 +131,7 @@ func (s *Store) ReadOperation(ctx context.Context) (*Operation, error) {
 // WatchOperation sends the recorded operation after each change (nil
 // when there is none; an unreadable one as its error in Kind).
 func (s *Store) WatchOperation(ctx context.Context) <-chan *Operation {
-	key := s.Keys.Operation()
-	return watchDecoded(ctx, s, key, func(raw map[string][]byte, _ int64) *Operation {
-		v, ok := raw[key]
-		if !ok {
-			return nil
-		}
-		var op Operation
-		if err := json.Unmarshal(v, &op); err != nil {
-			return &Operation{ID: "?", Kind: "unreadable: " + err.Error()}
-		}
-		return &op
+	return watchJSON(ctx, s, s.Keys.Operation(), func(err error) *Operation {
+		return &Operation{ID: "?", Kind: "unreadable: " + err.Error()}
 	})
 }

@@ -74,17 +74,8 @@ func (s *Store) ClearPromotion(ctx context.Context) error {
 // WatchPromotion sends the promotion record after each change (nil when
 // there is none).
 func (s *Store) WatchPromotion(ctx context.Context) <-chan *Promotion {
-	key := s.Keys.Promoted()
-	return watchDecoded(ctx, s, key, func(raw map[string][]byte, _ int64) *Promotion {
-		v, ok := raw[key]
-		if !ok {
-			return nil
-		}
-		var p Promotion
-		if err := json.Unmarshal(v, &p); err != nil {
-			return &Promotion{Replica: "?", By: "unreadable: " + err.Error()}
-		}
-		return &p
+	return watchJSON(ctx, s, s.Keys.Promoted(), func(err error) *Promotion {
+		return &Promotion{Replica: "?", By: "unreadable: " + err.Error()}
 	})
 }
 

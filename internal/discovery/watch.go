@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -84,4 +85,20 @@ func watchOnce[T any](ctx context.Context, s *Store, prefix string, decode func(
 			return true
 		}
 	}
+}
+
+// watchJSON follows one key holding a JSON value: nil while it is absent,
+// bad's value when it does not decode.
+func watchJSON[T any](ctx context.Context, s *Store, key string, bad func(error) *T) <-chan *T {
+	return watchDecoded(ctx, s, key, func(raw map[string][]byte, _ int64) *T {
+		v, ok := raw[key]
+		if !ok {
+			return nil
+		}
+		var out T
+		if err := json.Unmarshal(v, &out); err != nil {
+			return bad(err)
+		}
+		return &out
+	})
 }

@@ -14,10 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/galeon-db/galeon/internal/agent"
 	"github.com/galeon-db/galeon/internal/archive"
-	"github.com/galeon-db/galeon/internal/discovery"
-	"github.com/galeon-db/galeon/internal/discovery/discoverytest"
 	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/replica"
 	"github.com/galeon-db/galeon/internal/sandbox"
@@ -38,24 +35,8 @@ import (
 func TestDisasterRecovery(t *testing.T) {
 	sb, store, ms := newRigOf(t, 3, false, sandbox.Options{Nodes: 3, Replicas: 1})
 	r := sb.Replicas[0]
-	c := sb.Credentials
 	dir := filepath.Join(t.TempDir(), "archive")
-	ra, err := agent.NewReplica(agent.ReplicaConfig{Name: r.Name, Address: r.Addr(), User: c.AdminUser, Password: c.AdminPassword,
-		SourceUser: c.ReplUser, SourcePassword: c.ReplPassword, Interval: 200 * time.Millisecond, ArchiveDir: dir}, store, discoverytest.Quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	actx, acancel := context.WithCancel(context.Background())
-	adone := make(chan struct{})
-	go func() { _ = ra.Run(actx); close(adone) }()
-	t.Cleanup(func() { acancel(); <-adone })
-	facts := func() discovery.ReplicaFacts {
-		rs, err := store.Replicas(context.Background())
-		if err != nil || len(rs) != 1 {
-			return discovery.ReplicaFacts{}
-		}
-		return rs[0]
-	}
+	facts := startReplicaAgent(t, sb, store, dir)
 	w0, _, _ := agreement(ms)
 	waitFor(t, 30*time.Second, "the replica on the writer and its archive streaming", func() bool {
 		f := facts()

@@ -28,24 +28,7 @@ import (
 func TestReplicaFollowsTheWriter(t *testing.T) {
 	sb, store, ms := newRigOf(t, 3, false, sandbox.Options{Nodes: 3, Replicas: 1})
 	r := sb.Replicas[0]
-	c := sb.Credentials
-	ra, err := agent.NewReplica(agent.ReplicaConfig{Name: r.Name, Address: r.Addr(), User: c.AdminUser, Password: c.AdminPassword,
-		SourceUser: c.ReplUser, SourcePassword: c.ReplPassword, Interval: 200 * time.Millisecond}, store, discoverytest.Quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = ra.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	facts := func() discovery.ReplicaFacts {
-		rs, err := store.Replicas(context.Background())
-		if err != nil || len(rs) != 1 {
-			return discovery.ReplicaFacts{}
-		}
-		return rs[0]
-	}
+	facts := startReplicaAgent(t, sb, store, "")
 	var errorsSeen []string
 	following := func(writer string) func() bool {
 		return func() bool {
@@ -285,4 +268,28 @@ func mustNodes(t *testing.T, store *discovery.Store) []discovery.NodeFacts {
 		t.Fatal(err)
 	}
 	return ns
+}
+
+// startReplicaAgent runs the agent of the sandbox's first replica (with
+// a binary log archive in archiveDir, if given) until the test ends, and
+// returns how to read what it publishes.
+func startReplicaAgent(t *testing.T, sb *sandbox.Sandbox, store *discovery.Store, archiveDir string) func() discovery.ReplicaFacts {
+	t.Helper()
+	r, c := sb.Replicas[0], sb.Credentials
+	ra, err := agent.NewReplica(agent.ReplicaConfig{Name: r.Name, Address: r.Addr(), User: c.AdminUser, Password: c.AdminPassword,
+		SourceUser: c.ReplUser, SourcePassword: c.ReplPassword, Interval: 200 * time.Millisecond, ArchiveDir: archiveDir}, store, discoverytest.Quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = ra.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return func() discovery.ReplicaFacts {
+		rs, err := store.Replicas(context.Background())
+		if err != nil || len(rs) != 1 {
+			return discovery.ReplicaFacts{}
+		}
+		return rs[0]
+	}
 }
