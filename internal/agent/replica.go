@@ -281,6 +281,14 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 	if target != "" && in.Target == "" {
 		in.Missing = target
 	}
+	if in.Target != "" && in.Target != st.source && domain != nil && (!in.TargetKnown || !in.TargetPos.Covers(in.SlavePos, *domain)) {
+		// A move waits for the new writer to have logged what the
+		// replica applied: ask the writer itself rather than wait for
+		// its agent's next report.
+		if p, ok := r.sourcePosition(cctx, in.Target); ok {
+			in.TargetPos, in.TargetKnown, in.Domain = p, true, *domain
+		}
+	}
 	d := replica.Step(in)
 	f.Source, f.SourceNode = st.source, byAddr[st.source]
 	f.IORunning, f.SQLRunning, f.IOError, f.SQLError = st.ioRunning, st.sqlRunning, st.ioError, st.sqlError
@@ -432,28 +440,44 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 // proxy applied the fence), and the source's own word, if it answers.
 func (r *ReplicaAgent) clusterPosition(ctx context.Context, pr *discovery.Promotion, source string) replica.Position {
 	best, _ := replica.ParsePosition(pr.ClusterPos)
-	take := func(s string) {
-		if p, err := replica.ParsePosition(s); err == nil && p.Seqno(pr.Domain) > best.Seqno(pr.Domain) {
+	take := func(p replica.Position) {
+		if p.Seqno(pr.Domain) > best.Seqno(pr.Domain) {
 			best = replica.Position{pr.Domain: p[pr.Domain]}
 		}
 	}
 	if nodes, err := r.store.Nodes(ctx); err == nil {
 		for _, n := range nodes {
-			take(n.GTIDBinlogPos)
+			if p, err := replica.ParsePosition(n.GTIDBinlogPos); err == nil {
+				take(p)
+			}
 		}
 	}
-	if source != "" && r.cfg.SourceUser != "" {
-		mc := mysql.NewConfig()
-		mc.User, mc.Passwd, mc.Net, mc.Addr = r.cfg.SourceUser, r.cfg.SourcePassword, "tcp", source
-		mc.Timeout, mc.ReadTimeout = time.Second, 2*time.Second
-		if c, err := mysql.NewConnector(mc); err == nil {
-			db := sql.OpenDB(c)
-			var pos string
-			if db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos) == nil {
-				take(pos)
-			}
-			db.Close()
-		}
+	if p, ok := r.sourcePosition(ctx, source); ok {
+		take(p)
 	}
 	return best
+}
+
+// sourcePosition reads a node's gtid_binlog_pos itself, as the account
+// the replica reads the nodes with (no privilege needed): false when
+// there is none, or the node does not answer within a second or two.
+func (r *ReplicaAgent) sourcePosition(ctx context.Context, addr string) (replica.Position, bool) {
+	if addr == "" || r.cfg.SourceUser == "" {
+		return nil, false
+	}
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr = r.cfg.SourceUser, r.cfg.SourcePassword, "tcp", addr
+	mc.Timeout, mc.ReadTimeout = time.Second, 2*time.Second
+	c, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil, false
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	var s string
+	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&s); err != nil {
+		return nil, false
+	}
+	p, err := replica.ParsePosition(s)
+	return p, err == nil
 }
