@@ -304,7 +304,7 @@ func removeNode(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store
 // N); with --archive, it then replays the archive's transactions after the
 // backup's position, up to --until or --until-gtid.
 func runRestore(ctx context.Context, args []string) error {
-	var archiveDir, until, untilGTID, name, from string
+	var archiveDir, until, untilGTID, name, from, sbDir string
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -322,7 +322,7 @@ func runRestore(ctx context.Context, args []string) error {
 			continue
 		}
 		// sandbox up reads these too; the replay needs them.
-		if seen := map[string]*string{"name": &name, "from-backup": &from}[key]; strings.HasPrefix(a, "-") && seen != nil {
+		if seen := map[string]*string{"name": &name, "from-backup": &from, "dir": &sbDir}[key]; strings.HasPrefix(a, "-") && seen != nil {
 			if !hasVal && i+1 < len(args) {
 				val = args[i+1]
 			}
@@ -338,6 +338,7 @@ func runRestore(ctx context.Context, args []string) error {
 		return err
 	}
 	var info lifecycle.BackupInfo
+	var domain uint32
 	if archiveDir != "" {
 		if from == "" {
 			return errors.New("--archive replays onto a backup: give it with --from-backup DIR")
@@ -350,6 +351,9 @@ func runRestore(ctx context.Context, args []string) error {
 		}
 		if info.GTID == "" {
 			return fmt.Errorf("the backup %s records no GTID position (its nodes kept no binary log): the archive cannot be replayed onto it", from)
+		}
+		if domain, err = archive.ClusterDomain(info.GTID, untilGTID, info.Domain); err != nil {
+			return err
 		}
 		if _, err := os.Stat(archiveDir); err != nil {
 			return fmt.Errorf("the archive: %w", err)
@@ -364,19 +368,27 @@ func runRestore(ctx context.Context, args []string) error {
 	if name == "" {
 		name = sandbox.DefaultName
 	}
-	sb, err := sandbox.Open(sandbox.DirFor(name), cliControl(time.Now()))
+	if sbDir == "" {
+		sbDir = sandbox.DirFor(name)
+	}
+	// The cluster just made, where sandbox up put it.
+	sb, err := sandbox.Open(sbDir, cliControl(time.Now()))
 	if err != nil {
 		return err
 	}
 	c := sb.Credentials
 	start := time.Now()
 	fmt.Printf("replaying %s after the backup's position %s ...\n", archiveDir, info.GTID)
-	done, err := archive.Replay(ctx, archiveDir, info.GTID, u, archive.Target{Address: sb.Nodes[0].Addr(), User: c.AdminUser, Password: c.AdminPassword})
+	done, err := archive.Replay(ctx, archiveDir, info.GTID, domain, u, archive.Target{Address: sb.Nodes[0].Addr(), User: c.AdminUser, Password: c.AdminPassword})
 	if err != nil {
-		return fmt.Errorf("replaying the archive into %s: %w; %d transactions were applied (the cluster holds the backup and those)", sb.Nodes[0].Name, err, done.Transactions)
+		return fmt.Errorf("replaying the archive into %s: %w", sb.Nodes[0].Name, err)
 	}
 	if done.Transactions == 0 {
-		fmt.Printf("the archive holds no transaction after the backup's position %s (nothing to replay)\n", info.GTID)
+		if u == (archive.Until{}) {
+			fmt.Printf("the archive holds no transaction after the backup's position %s (nothing to replay)\n", info.GTID)
+		} else {
+			fmt.Printf("no archived transaction after the backup's position %s comes before the point asked (nothing to replay)\n", info.GTID)
+		}
 		return nil
 	}
 	fmt.Printf("replayed %d transactions, %s .. %s (the last at %s UTC), in %s\n", done.Transactions, done.First, done.Last,

@@ -96,14 +96,14 @@ func runReplica(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("%s (%s) is a writable primary of its own, at gtid_slave_pos %s (%s)\n", res.Replica, res.Address, orDash(res.SlavePos), res.Took.Round(time.Millisecond))
 		if res.Lost > 0 {
-			fmt.Printf("not replicated: %d of the cluster's transactions, up to %s (the cluster's last published position)\n", res.Lost, res.ClusterPos)
+			fmt.Printf("not replicated: %d of the cluster's transactions (against the furthest position its agents or its writer reported)\n", res.Lost)
 		} else {
 			fmt.Printf("nothing the cluster's agents published is missing (the cluster's last position %s)\n", orDash(res.ClusterPos))
 		}
 		if res.Fenced {
 			fmt.Println("the cluster is fenced in every proxy: writes through them answer 9001 naming the replica; point your clients at it")
 		} else {
-			fmt.Println("the fence is recorded; no proxy confirmed it (none runs, or they are cut off from the control plane): proxies that cannot see the control plane do not know")
+			fmt.Println("the fence is recorded, but not every proxy confirmed it in time (none runs, or some are cut off from the control plane): galeon status shows each proxy's writer; a proxy that saw the fence keeps refusing writes even if it loses the control plane later, one that never saw it does not know")
 		}
 		return nil
 	case "unfence":

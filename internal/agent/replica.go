@@ -238,6 +238,17 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 		r.promotion(cctx, pr, st)
 		return
 	}
+	if st.source == "" {
+		// A replica with no source that takes writes was promoted (or
+		// made a primary by hand): it is never made a replica again
+		// behind its clients' back, fence lifted or not.
+		var readOnly bool
+		if err := r.db.QueryRowContext(cctx, "SELECT @@read_only").Scan(&readOnly); err == nil && !readOnly {
+			f.SlavePos, f.IORunning, f.SQLRunning, f.Source, f.SourceNode, f.Promoted = st.slavePos, false, false, "", "", true
+			f.State, f.Why = replica.Promoted.String(), "writable with no source: a primary of its own, left alone (to make it a replica again, reseed it from a backup and set read_only = ON)"
+			return
+		}
+	}
 	u, err := r.store.ReadDecision(cctx)
 	if err != nil {
 		f.State, f.Why = "unknown", "the control plane is unreachable: "+err.Error()
@@ -395,18 +406,28 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 		f.State, f.Why = "unknown", "reading @@read_only: "+err.Error()
 		return
 	}
-	in := replica.PromoteInput{Me: r.cfg.Name, Promoted: pr.Replica, Domain: pr.Domain,
-		Replicating: st.ioRunning && st.sqlRunning, CatchUpUntil: pr.CatchUpUntil, Writable: f.Promoted && !readOnly, Now: time.Now()}
+	in := replica.PromoteInput{Me: r.cfg.Name, Promoted: pr.Replica, Domain: pr.Domain, Planned: pr.Planned,
+		Replicating: st.ioRunning && st.sqlRunning, CatchUpUntil: pr.CatchUpUntil, Writable: !readOnly && st.source == "", Now: time.Now()}
 	in.SlavePos, _ = replica.ParsePosition(st.slavePos)
 	if pr.Replica == r.cfg.Name {
+		// The fence first, then the cluster's position: a commit made
+		// before every proxy applied the fence is then counted.
+		if u, err := r.store.ReadDecision(ctx); err == nil && u.Present && u.Decision.Writer == "" && !u.Decision.Fencing {
+			if ps, err := r.store.Proxies(ctx); err == nil {
+				in.FenceHeld = !slices.ContainsFunc(ps, func(p discovery.ProxyFacts) bool { return p.Applied < u.Decision.Epoch })
+			}
+		}
 		in.ClusterPos = r.clusterPosition(ctx, pr, st.source)
-	}
-	if u, err := r.store.ReadDecision(ctx); err == nil && u.Present && u.Decision.Writer == "" && !u.Decision.Fencing {
-		if ps, err := r.store.Proxies(ctx); err == nil {
-			in.FenceHeld = !slices.ContainsFunc(ps, func(p discovery.ProxyFacts) bool { return p.Applied < u.Decision.Epoch })
+		// What the replica has applied, read after the cluster's
+		// position: the comparison can only err towards waiting.
+		if again, err := r.readStatus(ctx); err == nil {
+			in.SlavePos, _ = replica.ParsePosition(again.slavePos)
 		}
 	}
 	d := replica.PromoteStep(in)
+	if d.Action == replica.Promoted {
+		f.Promoted = true
+	}
 	f.SlavePos, f.IORunning, f.SQLRunning, f.IOError, f.SQLError = st.slavePos, st.ioRunning, st.sqlRunning, st.ioError, st.sqlError
 	prev := f.State + f.Why
 	f.State, f.Why = d.Action.String(), d.Why

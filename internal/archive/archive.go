@@ -91,12 +91,13 @@ type Sample struct {
 }
 
 // Remember adds s to samples (oldest first) and drops those older than
-// since, keeping the newest of them: the lag of an archive stuck since
-// then is still measured from it.
-func Remember(samples []Sample, s Sample, since time.Time) []Sample {
+// since that the archive (at archive) has gone past, keeping the last of
+// them: a sample the archive has not reached is kept however old, so the
+// lag of a stuck archive keeps growing.
+func Remember(samples []Sample, s Sample, since time.Time, archive Position) []Sample {
 	samples = append(samples, s)
 	i := 0
-	for i < len(samples)-2 && samples[i+1].At.Before(since) {
+	for i < len(samples)-2 && samples[i+1].At.Before(since) && !archive.Before(samples[i+1].Pos) {
 		i++
 	}
 	return samples[i:]
@@ -176,14 +177,15 @@ func InDomain(pos string, domain uint32) string {
 }
 
 // ReplayArgs are mariadb-binlog's arguments to print, as SQL, the
-// archive's transactions after from, the backup's GTID position
-// (exclusive; "" for all), up to until. The binary log's times are read in UTC (the command runs with
-// TZ=UTC). files are the archive's files in order.
-func ReplayArgs(files []string, from string, until Until) ([]string, error) {
+// archive's transactions of domain after from, the backup's GTID
+// position in it (exclusive; "" for all), up to until. The binary log's
+// times are read in UTC (the command runs with TZ=UTC). files are the
+// archive's files in order.
+func ReplayArgs(files []string, from string, domain uint32, until Until) ([]string, error) {
 	if len(files) == 0 {
 		return nil, errors.New("the archive has no binary log file")
 	}
-	var args []string
+	args := []string{"--do-domain-ids=" + strconv.FormatUint(uint64(domain), 10)}
 	if from != "" {
 		for _, g := range strings.Split(from, ",") {
 			if !validGTID(strings.TrimSpace(g)) {
@@ -212,20 +214,59 @@ func Seqno(pos string, domain uint32) (uint64, bool) {
 	return n, err == nil
 }
 
-// CheckStart says whether an archive whose first file began at the GTID
-// state begins (its Gtid_list event) holds every transaction of domain
-// after from: it must not begin after from, or the transactions between
-// are in neither the backup nor the archive.
-func CheckStart(begins, from string, domain uint32) error {
-	b, ok := Seqno(begins, domain)
-	if !ok {
-		return nil // the archive has the domain from its beginning
-	}
+// CheckStart says whether an archive holds every transaction of domain
+// after from (the backup's position): begins is the GTID state its first
+// file began with (its Gtid_list event), first the first transaction of
+// the domain in it ("" if none). It must not begin after from, or the
+// transactions between are in neither the backup nor the archive. A state
+// without the domain (a replica seeded from a backup begins with an
+// empty one) says nothing: then the first transaction must follow from
+// at once (a wsrep domain's sequence numbers have no holes).
+func CheckStart(begins, first, from string, domain uint32) error {
 	f, _ := Seqno(from, domain)
-	if b > f {
-		return fmt.Errorf("the archive begins at %s, after the backup's position %s: the transactions between are in neither; take a new backup (or use an archive that begins earlier)", InDomain(begins, domain), orNone(InDomain(from, domain)))
+	gap := func(at string) error {
+		return fmt.Errorf("the archive begins at %s, after the backup's position %s: the transactions between are in neither; take a new backup (or use an archive that begins earlier)", at, orNone(InDomain(from, domain)))
+	}
+	if b, ok := Seqno(begins, domain); ok {
+		if b > f {
+			return gap(InDomain(begins, domain))
+		}
+		return nil
+	}
+	if n, ok := Seqno(first, domain); ok && n > f+1 {
+		return gap("the transaction before " + first)
 	}
 	return nil
+}
+
+// ClusterDomain is the GTID domain a replay follows: the one --until-gtid
+// names, else the one the backup recorded, else the backup position's
+// only domain.
+func ClusterDomain(from, untilGTID string, recorded *uint32) (uint32, error) {
+	domainOf := func(g string) (uint32, bool) {
+		d, _, ok := strings.Cut(strings.TrimSpace(g), "-")
+		n, err := strconv.ParseUint(d, 10, 32)
+		return uint32(n), ok && err == nil
+	}
+	if untilGTID != "" {
+		d, ok := domainOf(untilGTID)
+		if !ok {
+			return 0, fmt.Errorf("--until-gtid %q: want domain-server-seqno", untilGTID)
+		}
+		if recorded != nil && *recorded != d {
+			return 0, fmt.Errorf("--until-gtid %s is in domain %d, but the cluster's transactions are in domain %d", untilGTID, d, *recorded)
+		}
+		return d, nil
+	}
+	if recorded != nil {
+		return *recorded, nil
+	}
+	if parts := strings.Split(from, ","); len(parts) == 1 && from != "" {
+		if d, ok := domainOf(parts[0]); ok {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("the backup's position %q does not say which GTID domain is the cluster's: give --until-gtid (its domain is the cluster's)", from)
 }
 
 func orNone(s string) string {

@@ -53,7 +53,7 @@ func TestLagAndRemember(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	var s []Sample
 	for i := range 5 {
-		s = Remember(s, Sample{At: t0.Add(time.Duration(i) * time.Second), Pos: Position{"binlog.000001", int64(100 * (i + 1))}}, time.Time{})
+		s = Remember(s, Sample{At: t0.Add(time.Duration(i) * time.Second), Pos: Position{"binlog.000001", int64(100 * (i + 1))}}, time.Time{}, Position{})
 	}
 	now := t0.Add(5 * time.Second)
 	// Samples at t0+0..4s at offsets 100..500; now is t0+5s. The writes
@@ -76,10 +76,16 @@ func TestLagAndRemember(t *testing.T) {
 			t.Errorf("Lag at %v = %s, want %s", c.at, got, c.want)
 		}
 	}
-	// Old samples go, but the newest old one stays.
-	s = Remember(s, Sample{At: t0.Add(10 * time.Second), Pos: Position{"binlog.000001", 600}}, t0.Add(3500*time.Millisecond))
-	if len(s) != 3 || !s[0].At.Equal(t0.Add(3*time.Second)) {
-		t.Errorf("Remember kept %v", s)
+	// Old samples the archive passed go, but the newest of them stays.
+	reached := Remember(slices.Clone(s), Sample{At: t0.Add(10 * time.Second), Pos: Position{"binlog.000001", 600}}, t0.Add(3500*time.Millisecond), Position{"binlog.000001", 600})
+	if len(reached) != 3 || !reached[0].At.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("Remember kept %v", reached)
+	}
+	// Samples an archive stuck at 150 has not reached stay, however old:
+	// its lag keeps growing.
+	stuck := Remember(slices.Clone(s), Sample{At: t0.Add(time.Hour), Pos: Position{"binlog.000001", 600}}, t0.Add(59*time.Minute), Position{"binlog.000001", 150})
+	if got := Lag(stuck, Position{"binlog.000001", 150}, t0.Add(time.Hour)); got != time.Hour {
+		t.Errorf("a stuck archive's lag after an hour: %s (kept %v)", got, stuck)
 	}
 }
 
@@ -104,20 +110,20 @@ func TestParseUntil(t *testing.T) {
 
 func TestReplayArgs(t *testing.T) {
 	files := []string{"/a/binlog.000001", "/a/binlog.000002"}
-	got, err := ReplayArgs(files, "100-1-39", Until{Time: time.Date(2026, 11, 27, 10, 0, 1, 500, time.UTC)})
-	want := []string{"--start-position=100-1-39", "--stop-datetime=2026-11-27 10:00:01", "/a/binlog.000001", "/a/binlog.000002"}
+	got, err := ReplayArgs(files, "100-1-39", 100, Until{Time: time.Date(2026, 11, 27, 10, 0, 1, 500, time.UTC)})
+	want := []string{"--do-domain-ids=100", "--start-position=100-1-39", "--stop-datetime=2026-11-27 10:00:01", "/a/binlog.000001", "/a/binlog.000002"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("until a time: %v %v, want %v", got, err, want)
 	}
-	got, err = ReplayArgs(files, "", Until{GTID: "100-1-50"})
-	want = []string{"--stop-position=100-1-50", "/a/binlog.000001", "/a/binlog.000002"}
+	got, err = ReplayArgs(files, "", 100, Until{GTID: "100-1-50"})
+	want = []string{"--do-domain-ids=100", "--stop-position=100-1-50", "/a/binlog.000001", "/a/binlog.000002"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("from the beginning, until a GTID: %v %v, want %v", got, err, want)
 	}
-	if _, err := ReplayArgs(nil, "100-1-39", Until{}); err == nil {
+	if _, err := ReplayArgs(nil, "100-1-39", 100, Until{}); err == nil {
 		t.Error("an empty archive was accepted")
 	}
-	if _, err := ReplayArgs(files, "binlog.000004 379", Until{}); err == nil {
+	if _, err := ReplayArgs(files, "binlog.000004 379", 100, Until{}); err == nil {
 		t.Error("a file position was taken for a GTID")
 	}
 }
@@ -130,18 +136,41 @@ func TestDomains(t *testing.T) {
 		t.Errorf("InDomain matched another domain's prefix: %q", g)
 	}
 	for _, c := range []struct {
-		begins, from string
-		ok           bool
+		begins, first, from string
+		ok                  bool
 	}{
-		{"", "100-1-39", true},                // the archive has the domain from its start
-		{"100-1-30", "100-1-39", true},        // begins before the backup
-		{"100-1-39", "100-1-39", true},        // exactly at it
-		{"100-1-40", "100-1-39", false},       // one transaction in neither
-		{"100-1-40,101-2-9", "", false},       // a backup with nothing in the domain
-		{"101-2-9", "100-1-39,101-2-1", true}, // other domains do not count
+		{"", "100-1-1", "100-1-39", true},          // the archive has the domain from its start
+		{"100-1-30", "100-1-31", "100-1-39", true}, // begins before the backup
+		{"100-1-39", "100-1-40", "100-1-39", true}, // exactly at it
+		{"100-1-40", "100-1-41", "100-1-39", false},
+		{"100-1-40,101-2-9", "", "", false},              // a backup with nothing in the domain
+		{"101-2-9", "100-1-2", "100-1-39,101-2-1", true}, // other domains do not count
+		// A replica seeded from a backup begins with an empty state: its
+		// first transaction says where it starts.
+		{"", "100-1-40", "100-1-39", true},
+		{"", "100-1-41", "100-1-39", false},
+		{"", "", "100-1-39", true}, // nothing archived yet
 	} {
-		if err := CheckStart(c.begins, c.from, 100); (err == nil) != c.ok {
-			t.Errorf("CheckStart(%q, %q) = %v, want ok %v", c.begins, c.from, err, c.ok)
+		if err := CheckStart(c.begins, c.first, c.from, 100); (err == nil) != c.ok {
+			t.Errorf("CheckStart(%q, %q, %q) = %v, want ok %v", c.begins, c.first, c.from, err, c.ok)
+		}
+	}
+	d := uint32(100)
+	for _, c := range []struct {
+		from, until string
+		rec         *uint32
+		want        uint32
+		ok          bool
+	}{
+		{"100-1-39", "", nil, 100, true},
+		{"0-1-5,100-1-39", "", nil, 0, false},
+		{"0-1-5,100-1-39", "", &d, 100, true},
+		{"0-1-5,100-1-39", "100-1-50", nil, 100, true},
+		{"100-1-39", "7-1-50", &d, 0, false},
+	} {
+		got, err := ClusterDomain(c.from, c.until, c.rec)
+		if got != c.want || (err == nil) != c.ok {
+			t.Errorf("ClusterDomain(%q, %q) = %d %v, want %d ok %v", c.from, c.until, got, err, c.want, c.ok)
 		}
 	}
 }

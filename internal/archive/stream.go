@@ -117,17 +117,19 @@ func (s *Streamer) Check(ctx context.Context, db *sql.DB) Status {
 			st.LastFile = files[len(files)-1].Name
 		}
 		if ferr != nil || serr != nil {
+			// Unknown, not stale: the last figures would look current.
 			st.Error = strings.TrimPrefix(st.Error+"; "+errors.Join(ferr, serr).Error(), "; ")
+			st.BehindBytes, st.Lag = -1, 0
 			return
 		}
 		st.BehindBytes = Behind(files, source)
-		if len(source) > 0 {
-			last := source[len(source)-1]
-			s.samples = Remember(s.samples, Sample{At: now, Pos: Position{last.Name, last.Size}}, now.Add(-maxLagKept))
-		}
 		var at Position
 		if len(files) > 0 {
 			at = Position{files[len(files)-1].Name, files[len(files)-1].Size}
+		}
+		if len(source) > 0 {
+			last := source[len(source)-1]
+			s.samples = Remember(s.samples, Sample{At: now, Pos: Position{last.Name, last.Size}}, now.Add(-maxLagKept), at)
 		}
 		st.Lag = Lag(s.samples, at, now)
 	})
@@ -260,11 +262,10 @@ type Replayed struct {
 }
 
 // Replay applies the archive in dir to target: the transactions of the
-// cluster's GTID domain after from (the backup's position in it) up to
-// until, printed by mariadb-binlog and run by the mariadb client, which
-// stops at the first error. An archive that begins after from is refused
-// (a gap).
-func Replay(ctx context.Context, dir, from string, until Until, target Target) (Replayed, error) {
+// cluster's GTID domain after from (the backup's position) up to until,
+// printed by mariadb-binlog and run by the mariadb client, which stops at
+// the first error. An archive that begins after from is refused (a gap).
+func Replay(ctx context.Context, dir, from string, domain uint32, until Until, target Target) (Replayed, error) {
 	var done Replayed
 	files, err := Files(dir)
 	if err != nil {
@@ -277,28 +278,20 @@ func Replay(ctx context.Context, dir, from string, until Until, target Target) (
 	for i, f := range files {
 		names[i] = filepath.Join(dir, f.Name)
 	}
-	begins, first, err := archiveStart(ctx, names[0])
+	begins, first, err := archiveStart(ctx, names, domain)
 	if err != nil {
 		return done, err
 	}
-	// The archive holds one domain, the cluster's: the one its first
-	// transaction or --until-gtid names.
-	domainFrom := first
-	if until.GTID != "" {
-		domainFrom = until.GTID
-	}
-	domain, ok := domainOf(domainFrom)
-	if !ok {
-		if until.Time.IsZero() && until.GTID == "" && first == "" {
-			return done, nil // an archive without a transaction: nothing to replay
-		}
-		return done, fmt.Errorf("the archive's first file has no transaction to tell the cluster's GTID domain by: give --until-gtid")
-	}
-	if err := CheckStart(begins, from, domain); err != nil {
+	if err := CheckStart(begins, first, from, domain); err != nil {
 		return done, err
 	}
 	from = InDomain(from, domain)
-	args, err := ReplayArgs(names, from, until)
+	if until.GTID != "" {
+		if u, _ := Seqno(until.GTID, domain); u <= seqnoOf(from, domain) {
+			return done, fmt.Errorf("--until-gtid %s is not after the backup's position %s: the backup alone is that state (restore without --archive)", until.GTID, from)
+		}
+	}
+	args, err := ReplayArgs(names, from, domain, until)
 	if err != nil {
 		return done, err
 	}
@@ -307,7 +300,9 @@ func Replay(ctx context.Context, dir, from string, until Until, target Target) (
 		return done, err
 	}
 	defer os.Remove(cnf)
-	print := exec.CommandContext(ctx, "mariadb-binlog", args...)
+	pctx, stopPrint := context.WithCancel(ctx)
+	defer stopPrint()
+	print := exec.CommandContext(pctx, "mariadb-binlog", args...)
 	print.Env = append(os.Environ(), "TZ=UTC")
 	apply := exec.CommandContext(ctx, "mariadb", "--defaults-extra-file="+cnf, "--binary-mode")
 	out, err := print.StdoutPipe()
@@ -329,18 +324,20 @@ func Replay(ctx context.Context, dir, from string, until Until, target Target) (
 		return done, err
 	}
 	// Every line goes to the client; GTID headers are counted on the way.
+	// A transaction is counted when the next one begins (or the stream
+	// ends): written whole to the client by then.
 	r := bufio.NewReaderSize(out, 1<<16)
 	var werr error
-	for {
+	var pending *Event
+	for werr == nil {
 		line, rerr := r.ReadString('\n')
 		if ev, ok := ParseEvent(line); ok {
-			if done.First == "" {
-				done.First = ev.GTID
+			if pending != nil {
+				done.count(*pending)
 			}
-			done.Transactions++
-			done.Last, done.LastAt = ev.GTID, ev.At
+			pending = &ev
 		}
-		if werr == nil && line != "" {
+		if line != "" {
 			_, werr = io.WriteString(in, line)
 		}
 		if rerr != nil {
@@ -348,18 +345,21 @@ func Replay(ctx context.Context, dir, from string, until Until, target Target) (
 		}
 	}
 	in.Close()
-	pw := print.Wait()
+	if werr != nil {
+		stopPrint() // the client stopped: reading on would count what it never ran
+	}
 	aw := apply.Wait()
+	pw := print.Wait()
 	// A failed apply ends the printer with a broken pipe: its own error
-	// says more.
-	if aw != nil {
-		return done, fmt.Errorf("applying the archive stopped (%v): %s", aw, strings.TrimSpace(aerr.String()))
+	// says more. Then the last transaction printed may not have run.
+	if aw != nil || werr != nil {
+		return done, fmt.Errorf("applying the archive stopped (%v): %s; transactions before %s were applied", errors.Join(aw, werr), strings.TrimSpace(aerr.String()), orNone(pendingGTID(pending)))
+	}
+	if pending != nil {
+		done.count(*pending)
 	}
 	if pw != nil {
 		return done, fmt.Errorf("mariadb-binlog: %v: %s (replayed up to %s)", pw, strings.TrimSpace(perr.String()), orNone(done.Last))
-	}
-	if werr != nil {
-		return done, werr
 	}
 	// mariadb-binlog only warns when the files end before the stop
 	// position: the cluster would silently lack what came after.
@@ -374,13 +374,33 @@ func Replay(ctx context.Context, dir, from string, until Until, target Target) (
 	return done, nil
 }
 
-// archiveStart reads how the archive's first file begins: the GTID state
-// of its Gtid_list event and its first transaction's GTID ("" if it has
-// none yet).
-func archiveStart(ctx context.Context, file string) (list, first string, err error) {
+func (d *Replayed) count(ev Event) {
+	if d.First == "" {
+		d.First = ev.GTID
+	}
+	d.Transactions++
+	d.Last, d.LastAt = ev.GTID, ev.At
+}
+
+func pendingGTID(e *Event) string {
+	if e == nil {
+		return ""
+	}
+	return e.GTID
+}
+
+func seqnoOf(pos string, domain uint32) uint64 {
+	n, _ := Seqno(pos, domain)
+	return n
+}
+
+// archiveStart reads how the archive begins: the GTID state of its first
+// file's Gtid_list event, and its first transaction in domain ("" if it
+// has none yet), reading as many files as it takes.
+func archiveStart(ctx context.Context, files []string, domain uint32) (list, first string, err error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "mariadb-binlog", file)
+	cmd := exec.CommandContext(cctx, "mariadb-binlog", append([]string{"--do-domain-ids=" + strconv.FormatUint(uint64(domain), 10)}, files...)...)
 	cmd.Env = append(os.Environ(), "TZ=UTC")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -397,21 +417,14 @@ func archiveStart(ctx context.Context, file string) (list, first string, err err
 		if l, ok := ParseGTIDList(sc.Text()); ok && !seen {
 			list, seen = l, true
 		}
-		if ev, ok := ParseEvent(sc.Text()); ok {
+		if ev, ok := ParseEvent(sc.Text()); ok && InDomain(ev.GTID, domain) != "" {
 			return list, ev.GTID, nil
 		}
 	}
 	if !seen {
-		return "", "", fmt.Errorf("%s: no Gtid_list event at its beginning: not a MariaDB binary log?", file)
+		return "", "", fmt.Errorf("%s: no Gtid_list event at its beginning: not a MariaDB binary log?", files[0])
 	}
 	return list, "", nil
-}
-
-// domainOf is a GTID's domain.
-func domainOf(gtid string) (uint32, bool) {
-	d, _, ok := strings.Cut(gtid, "-")
-	n, err := strconv.ParseUint(d, 10, 32)
-	return uint32(n), ok && err == nil
 }
 
 // optionFile writes a [client] option file only this user reads, so that
@@ -425,10 +438,16 @@ func optionFile(pattern, address, user, password string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, werr := fmt.Fprintf(f, "[client]\nuser=%s\npassword=%s\nhost=%s\nport=%s\nprotocol=tcp\n", user, password, host, port)
+	_, werr := fmt.Fprintf(f, "[client]\nuser=%s\npassword=%s\nhost=%s\nport=%s\nprotocol=tcp\n", optionValue(user), optionValue(password), host, port)
 	if cerr := f.Close(); werr != nil || cerr != nil {
 		os.Remove(f.Name())
 		return "", errors.Join(werr, cerr)
 	}
 	return f.Name(), nil
+}
+
+// optionValue quotes a value for a MariaDB option file, where an unquoted
+// '#' starts a comment and quotes and backslashes are read as escapes.
+func optionValue(v string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
 }

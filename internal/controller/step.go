@@ -62,13 +62,13 @@ type Input struct {
 //     counted on locally).
 func Step(in Input) (discovery.WriterDecision, bool) {
 	cur := in.Current
-	out := discovery.WriterDecision{Controller: in.Controller, At: in.Now.UTC()}
+	out := discovery.WriterDecision{Controller: in.Controller, At: in.Now.UTC(), Fenced: in.Fenced}
 	if in.Have && cur.Fencing {
 		if in.OldFailed && !cur.OldFailed {
 			// A planned fence whose old writer failed meanwhile: say so,
 			// so that proxies stop waiting for its transactions.
 			out = cur
-			out.OldFailed, out.At = true, in.Now.UTC()
+			out.OldFailed, out.At, out.Fenced = true, in.Now.UTC(), in.Fenced
 			out.Controller = in.Controller
 			out.Reason = fmt.Sprintf("%s failed during the fence: close what runs there at once", orNone(cur.Old))
 			return out, true

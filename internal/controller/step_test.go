@@ -313,7 +313,7 @@ func TestPromotionFencesTheWriterForNobody(t *testing.T) {
 	}
 	// Once every proxy applied it: no writer, and the reason says why.
 	d, ok = Step(Input{Current: d, Have: true, Want: "", Fenced: why, Proxies: proxies(5, 5), Controller: "a"})
-	if !ok || d.Fencing || d.Writer != "" || d.Epoch != 5 || !strings.Contains(d.Reason, why) {
+	if !ok || d.Fencing || d.Writer != "" || d.Epoch != 5 || !strings.Contains(d.Reason, why) || d.Fenced != why {
 		t.Fatalf("got %+v %v, want no writer under epoch 5", d, ok)
 	}
 	// Then nothing more to publish.

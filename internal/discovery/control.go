@@ -37,6 +37,10 @@ type WriterDecision struct {
 	// (the target if it is still fit, otherwise the policy's choice),
 	// then forgotten.
 	Target string `json:"target,omitempty"`
+	// Fenced says why the cluster has no writer at all (a replica was
+	// promoted in its place): a proxy that loses the control plane keeps
+	// refusing writes instead of choosing a writer alone.
+	Fenced string `json:"fenced,omitempty"`
 	// Controller is the proxy that published the decision, Reason why.
 	Controller string    `json:"controller"`
 	Reason     string    `json:"reason,omitempty"`

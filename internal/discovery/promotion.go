@@ -24,8 +24,11 @@ type Promotion struct {
 	// Domain the cluster's GTID domain.
 	ClusterPos string `json:"cluster_pos,omitempty"`
 	Domain     uint32 `json:"domain"`
-	// CatchUpUntil bounds the agent's wait for ClusterPos.
+	// CatchUpUntil bounds the agent's wait for ClusterPos; Planned: the
+	// cluster ran when it was promoted (--force), so the wait is kept
+	// even while the replica's threads are down a moment.
 	CatchUpUntil time.Time `json:"catch_up_until"`
+	Planned      bool      `json:"planned,omitempty"`
 	By           string    `json:"by"`
 	At           time.Time `json:"at"`
 }

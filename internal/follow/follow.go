@@ -45,6 +45,9 @@ type Decision struct {
 	OldFailed  bool
 	Controller string
 	Reason     string
+	// Fenced: the cluster has no writer at all (a replica was promoted
+	// in its place): kept even while the control plane is unreachable.
+	Fenced string
 }
 
 // State is what the decision remembers between inputs.
@@ -210,6 +213,11 @@ func choose(s State, in Input) (State, string, uint64, time.Duration, string) {
 	d := s.Decision
 	if s.Stale && (in.Current == "" || s.Have && !d.Fencing && in.Current == d.Writer) {
 		s.Stale = false // nothing chosen alone to keep
+	}
+	if (s.Degraded || s.Stale) && s.Have && d.Fenced != "" && d.Writer == "" && !d.Fencing {
+		// The last word was that this cluster takes no writes: deciding
+		// alone must not give it a writer again.
+		return s, "", d.Epoch, 0, "the control plane is unreachable, and its last decision fenced the cluster: " + d.Fenced
 	}
 	if s.Degraded || s.Stale {
 		why := "the control plane is unreachable"

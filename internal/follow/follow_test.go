@@ -115,6 +115,13 @@ func TestStep(t *testing.T) {
 			reason: "fences the writer before node2", note: "fence the writer before node2 takes over, epoch 5"},
 		{name: "follow: no writer named: the controller's reason is told", state: following(Decision{Epoch: 6, Controller: "p1", Reason: "the cluster is fenced: replica dr1 was promoted"}),
 			in: Input{Nodes: allUp, Current: ""}, writer: "", epoch: 6, reason: "the controller names no writer: the cluster is fenced: replica dr1 was promoted"},
+		{name: "follow: a fenced cluster stays without a writer when the control plane is lost",
+			state: func() State {
+				s := following(Decision{Epoch: 6, Controller: "p1", Fenced: "replica dr1 was promoted"})
+				s.Degraded = true
+				return s
+			}(),
+			in: Input{Nodes: allUp, Current: ""}, writer: "", epoch: 6, reason: "its last decision fenced the cluster: replica dr1 was promoted"},
 		{name: "follow: the published writer failed here: no writer until the next decision", state: following(dec("node1", 4)),
 			in: Input{Nodes: nodes("off", "on", "on"), Current: "node1"}, writer: "", epoch: 4, reason: "not fit here"},
 		{name: "follow: an older revision read late is ignored", state: following(dec("node2", 8)),

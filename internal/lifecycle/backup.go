@@ -55,9 +55,12 @@ type BackupInfo struct {
 	// UUID and Seqno are the cluster's state the copy holds (Galera's
 	// position: wsrep_local_state_uuid and the last committed seqno);
 	// GTID the MariaDB GTID position when the binary log is on.
-	UUID           string    `json:"uuid"`
-	Seqno          int64     `json:"seqno"`
-	GTID           string    `json:"gtid,omitempty"`
+	UUID  string `json:"uuid"`
+	Seqno int64  `json:"seqno"`
+	GTID  string `json:"gtid,omitempty"`
+	// Domain is the cluster's GTID domain (wsrep_gtid_domain_id, as the
+	// node's agent published it), which a binary log archive replays.
+	Domain         *uint32   `json:"gtid_domain,omitempty"`
 	Bytes          int64     `json:"bytes"`
 	Started        time.Time `json:"started"`
 	CopySeconds    float64   `json:"copy_seconds"`
@@ -120,6 +123,12 @@ func (b Backup) Run(ctx context.Context, dir string) (string, BackupInfo, error)
 		return "", info, err
 	}
 	info.Started = time.Now().UTC()
+	for _, n := range nodes {
+		if n.Name == info.Node && n.GTIDDomain != nil {
+			d := *n.GTIDDomain
+			info.Domain = &d
+		}
+	}
 	final := filepath.Join(dir, info.Started.Format("20060102T150405Z")+"-"+info.Node)
 	work := final + ".partial"
 	op := discovery.Operation{ID: fmt.Sprintf("backup-%d", time.Now().UnixMilli()), Kind: discovery.OperationBackup, By: b.By,

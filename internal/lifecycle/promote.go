@@ -121,7 +121,7 @@ func (p Promote) Run(ctx context.Context) (PromoteResult, error) {
 	}
 	res.ClusterPos = pos
 	pr := discovery.Promotion{Replica: p.Replica, Address: r.Address, ClusterPos: pos, Domain: domain,
-		CatchUpUntil: time.Now().Add(p.CatchUp).UTC(), By: p.By, At: time.Now().UTC()}
+		CatchUpUntil: time.Now().Add(p.CatchUp).UTC(), Planned: len(running) > 0, By: p.By, At: time.Now().UTC()}
 	if err := p.Store.BeginPromotion(ctx, pr); err != nil {
 		return res, err
 	}

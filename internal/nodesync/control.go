@@ -77,7 +77,7 @@ func Run(ctx context.Context, store *discovery.Store, p *proxy.Proxy, opts Optio
 }
 
 func toProxy(d discovery.WriterDecision) proxy.Decision {
-	return proxy.Decision{Writer: d.Writer, Epoch: d.Epoch, Fencing: d.Fencing, Next: d.Next, OldFailed: d.OldFailed, Controller: d.Controller, Reason: d.Reason}
+	return proxy.Decision{Writer: d.Writer, Epoch: d.Epoch, Fencing: d.Fencing, Next: d.Next, OldFailed: d.OldFailed, Controller: d.Controller, Reason: d.Reason, Fenced: d.Fenced}
 }
 
 // apply hands a read or watched decision to the proxy; a rejected value

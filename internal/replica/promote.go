@@ -22,6 +22,10 @@ type PromoteInput struct {
 	Replicating  bool
 	FenceHeld    bool
 	CatchUpUntil time.Time
+	// Planned: the promotion was forced while the cluster ran (a planned
+	// move): the catch-up time is waited out even when the replica's
+	// threads are not running this moment (a reconnect, a move).
+	Planned bool
 	// Writable: the replica already takes writes (promoted before).
 	Writable bool
 	Now      time.Time
@@ -75,16 +79,16 @@ func PromoteStep(in PromoteInput) PromoteDecision {
 		return PromoteDecision{Action: StandBy, Why: fmt.Sprintf("replica %s was promoted: the cluster is fenced, this replica keeps what it has", in.Promoted)}
 	case in.Writable:
 		return PromoteDecision{Action: Promoted, Why: "writable: promoted to a primary of its own", Lost: lost}
-	case lost > 0 && in.Replicating && in.Now.Before(in.CatchUpUntil):
+	case lost > 0 && (in.Replicating || in.Planned) && in.Now.Before(in.CatchUpUntil):
 		return PromoteDecision{Action: CatchUp, Lost: lost,
 			Why: fmt.Sprintf("applying the cluster's last %d transactions before it is promoted (until %s at most)", lost, in.CatchUpUntil.UTC().Format(time.TimeOnly))}
-	case !in.FenceHeld && in.Replicating && in.Now.Before(in.CatchUpUntil):
+	case !in.FenceHeld && (in.Replicating || in.Planned) && in.Now.Before(in.CatchUpUntil):
 		// The cluster still runs and may take writes until every proxy
 		// applied the fence: those must reach the replica first.
 		return PromoteDecision{Action: CatchUp, Why: fmt.Sprintf("waiting for every proxy to apply the fence, then for the cluster's last writes (until %s at most)", in.CatchUpUntil.UTC().Format(time.TimeOnly))}
 	case lost > 0:
 		why := "the catch-up time is over"
-		if !in.Replicating {
+		if !in.Replicating && !in.Planned {
 			why = "it does not replicate (the cluster is gone)"
 		}
 		return PromoteDecision{Action: Promote, Lost: lost,

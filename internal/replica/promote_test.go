@@ -48,6 +48,14 @@ func TestDecidePromotion(t *testing.T) {
 			in.SlavePos, in.ClusterPos = pos("100-1-5"), pos("100-1-7")
 		}, Promote, 2},
 		{"short, the cluster gone", func(in *PromoteInput) { in.SlavePos, in.ClusterPos = pos("100-1-5"), pos("100-1-7") }, Promote, 2},
+		{"planned, short, threads down a moment: waits", func(in *PromoteInput) {
+			in.Planned, in.FenceHeld = true, true
+			in.SlavePos, in.ClusterPos = pos("100-1-5"), pos("100-1-7")
+		}, CatchUp, 2},
+		{"planned, caught up, the fence not held: waits", func(in *PromoteInput) {
+			in.Planned = true
+			in.SlavePos, in.ClusterPos = pos("100-1-7"), pos("100-1-7")
+		}, CatchUp, 0},
 		{"other domains do not count", func(in *PromoteInput) { in.SlavePos, in.ClusterPos = pos("100-1-7"), pos("100-1-7,101-2-50") }, Promote, 0},
 	} {
 		in := base

@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -147,7 +148,7 @@ func report(r io.Reader, out, full io.Writer) (bool, error) {
 			own = own[len(own)-keep:]
 		}
 		fmt.Fprintln(out, ")")
-		for _, l := range append(own, diag...) {
+		for _, l := range slices.Concat(own, diag) {
 			fmt.Fprint(out, l)
 		}
 	}

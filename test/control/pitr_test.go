@@ -280,7 +280,11 @@ func TestDisasterRecovery(t *testing.T) {
 		restored := time.Since(began)
 		rc := rs.Credentials
 		replayStart := time.Now()
-		done, err := archive.Replay(ctx, dir, info.GTID, u, archive.Target{Address: rs.Nodes[0].Addr(), User: rc.AdminUser, Password: rc.AdminPassword})
+		domain, err := archive.ClusterDomain(info.GTID, u.GTID, info.Domain)
+		if err != nil || info.Domain == nil || domain != sandbox.ClusterGTIDDomain {
+			t.Fatalf("the cluster's GTID domain from the backup %+v: %d %v", info, domain, err)
+		}
+		done, err := archive.Replay(ctx, dir, info.GTID, domain, u, archive.Target{Address: rs.Nodes[0].Addr(), User: rc.AdminUser, Password: rc.AdminPassword})
 		if err != nil {
 			t.Fatalf("replay up to %+v: %v", u, err)
 		}
