@@ -422,4 +422,19 @@ func TestDisasterRecovery(t *testing.T) {
 	if _, err := ms[0].db.Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, 'unfenced', NOW(6))"); err != nil {
 		t.Errorf("a write after the fence was lifted: %v", err)
 	}
+	// The promoted replica stays a primary of its own: its agent, back
+	// to following the writer, leaves it alone and says why.
+	waitFor(t, 10*time.Second, "the promoted replica's agent leaving it alone after the fence is lifted", func() bool {
+		f := facts()
+		return f.Promoted && f.State == "promoted" && strings.Contains(f.Why, "no source")
+	})
+	var ro bool
+	if err := rdb.QueryRow("SELECT @@read_only").Scan(&ro); err != nil || ro {
+		t.Errorf("the promoted replica after unfence: read_only %v (%v)", ro, err)
+	}
+	if rows, err := rdb.Query("SHOW SLAVE STATUS"); err != nil || rows.Next() {
+		t.Errorf("the promoted replica after unfence replicates again (%v)", err)
+	} else {
+		rows.Close()
+	}
 }
