@@ -18,6 +18,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/archive"
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/replica"
 )
 
@@ -467,10 +468,9 @@ func (r *ReplicaAgent) clusterPosition(ctx context.Context, pr *discovery.Promot
 		}
 	}
 	if nodes, err := r.store.Nodes(ctx); err == nil {
-		for _, n := range nodes {
-			if p, err := replica.ParsePosition(n.GTIDBinlogPos); err == nil {
-				take(p)
-			}
+		if pos, _, err := lifecycle.ClusterPosition(nodes); err == nil {
+			p, _ := replica.ParsePosition(pos)
+			take(p)
 		}
 	}
 	if p, ok := r.sourcePosition(ctx, source); ok {

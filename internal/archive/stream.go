@@ -287,7 +287,8 @@ func Replay(ctx context.Context, dir, from string, domain uint32, until Until, t
 	}
 	from = InDomain(from, domain)
 	if until.GTID != "" {
-		if u, _ := Seqno(until.GTID, domain); u <= seqnoOf(from, domain) {
+		u, _ := Seqno(until.GTID, domain)
+		if f, _ := Seqno(from, domain); u <= f {
 			return done, fmt.Errorf("--until-gtid %s is not after the backup's position %s: the backup alone is that state (restore without --archive)", until.GTID, from)
 		}
 	}
@@ -387,11 +388,6 @@ func pendingGTID(e *Event) string {
 		return ""
 	}
 	return e.GTID
-}
-
-func seqnoOf(pos string, domain uint32) uint64 {
-	n, _ := Seqno(pos, domain)
-	return n
 }
 
 // archiveStart reads how the archive begins: the GTID state of its first

@@ -125,7 +125,7 @@ func (p Promote) Run(ctx context.Context) (PromoteResult, error) {
 	if err := p.Store.BeginPromotion(ctx, pr); err != nil {
 		return res, err
 	}
-	progress(p.Replica, fmt.Sprintf("promotion recorded: the cluster is fenced (no writer); the replica takes writes once it has %s (at most %s from now)", orDash(pos), p.CatchUp))
+	progress(p.Replica, fmt.Sprintf("promotion recorded: the cluster is fenced (no writer); the replica takes writes once it has the cluster's last position (%s; at most %s from now)", orNone(pos), p.CatchUp))
 
 	wctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
@@ -194,11 +194,4 @@ func Unfence(ctx context.Context, store *discovery.Store) (*discovery.Promotion,
 		return nil, err
 	}
 	return pr, store.ClearPromotion(ctx)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
