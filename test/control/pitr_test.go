@@ -328,38 +328,55 @@ func TestDisasterRecovery(t *testing.T) {
 	if got, exp := accountIDs(gdb), expect(func(float64) bool { return true }); !slices.Equal(got, exp) {
 		t.Errorf("restored up to %s: %d accounts, want the %d before the DELETE", deleted, len(got), len(exp))
 	}
-	// Up to the second chosen: exactly the accounts and ledger rows
-	// written before it.
+	// Up to the second chosen. Concurrent writers commit in another order
+	// than they began: the replay stops at the first transaction in commit
+	// order that began at or after until, so a transaction that began just
+	// before until but committed after that one is left out (the restore
+	// is a state the cluster was in: a prefix of its commit order). Every
+	// row is from before until; every row that began a second before it
+	// is there.
 	tdb, _ := restore("pitrtime", archive.Until{Time: until})
-	if got, exp := accountIDs(tdb), expect(func(at float64) bool { return at < float64(until.Unix()) }); !slices.Equal(got, exp) {
-		t.Errorf("restored to before %s: %d accounts, want %d", until.Format(time.DateTime), len(got), len(exp))
-	}
-	// Concurrent writers commit in another order than they began: the
-	// replay stops at the first transaction in commit order that began at
-	// or after until, so a transaction that began just before until but
-	// committed after that one is left out (the restore is a state the
-	// cluster was in: a prefix of its commit order). Every row is from
-	// before until; every row that began a second before it is there.
-	restoredLedger := ledgerRows(t, tdb)
-	var after, missing, boundary int
-	for id := range restoredLedger {
-		if at, ok := srcLedger[id]; !ok || at >= float64(until.Unix()) {
-			after++
-		}
-	}
-	for id, at := range srcLedger {
-		if _, ok := restoredLedger[id]; !ok && at < float64(until.Unix()) {
-			if at < float64(until.Unix())-1 {
-				missing++
-			} else {
-				boundary++
+	before := func(what string, restored map[int64]bool, began map[int64]float64) {
+		t.Helper()
+		var after, missing, boundary int
+		for id := range restored {
+			if at, ok := began[id]; !ok || at >= float64(until.Unix()) {
+				after++
 			}
 		}
+		for id, at := range began {
+			if !restored[id] && at < float64(until.Unix()) {
+				if at < float64(until.Unix())-1 {
+					missing++
+				} else {
+					boundary++
+				}
+			}
+		}
+		if after > 0 || missing > 0 || len(restored) == 0 {
+			t.Errorf("restored %s to before %s: %d rows, %d of them not from before then; %d rows from over a second before then missing", what, until.Format(time.DateTime), len(restored), after, missing)
+		}
+		t.Logf("restored %s to before %s: %d rows; %d rows begun in the last second before it committed after the first one begun after it (left out)", what, until.Format(time.DateTime), len(restored), boundary)
 	}
-	if after > 0 || missing > 0 || len(restoredLedger) == 0 {
-		t.Errorf("restored ledger to before %s: %d rows, %d of them not from before then; %d rows from over a second before then missing", until.Format(time.DateTime), len(restoredLedger), after, missing)
+	firstAccounts := accountIDs(tdb)
+	restoredAccounts, accountsBegan := map[int64]bool{}, map[int64]float64{}
+	for _, id := range firstAccounts {
+		restoredAccounts[int64(id)] = true
 	}
-	t.Logf("restored ledger to before %s: %d rows; %d rows begun in the last second before it committed after the first one begun after it (left out)", until.Format(time.DateTime), len(restoredLedger), boundary)
+	for id, at := range want {
+		accountsBegan[int64(id)] = at
+	}
+	before("accounts", restoredAccounts, accountsBegan)
+	// One client wrote the accounts one after another: what is restored
+	// is the first of them, none skipped.
+	if all := expect(func(float64) bool { return true }); len(firstAccounts) > len(all) || !slices.Equal(firstAccounts, all[:len(firstAccounts)]) {
+		t.Errorf("restored accounts to before %s are not the first %d written, in order", until.Format(time.DateTime), len(firstAccounts))
+	}
+	restoredLedger := map[int64]bool{}
+	for id := range ledgerRows(t, tdb) {
+		restoredLedger[id] = true
+	}
+	before("ledger", restoredLedger, srcLedger)
 	slices.Sort(rpo)
 	t.Logf("FIGURE archive RPO (the writer's position at a random instant reaching the archive, through the replica): median %s, max %s (%v)",
 		rpo[len(rpo)/2].Round(time.Millisecond), rpo[len(rpo)-1].Round(time.Millisecond), rpo)
