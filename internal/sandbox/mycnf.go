@@ -51,6 +51,34 @@ func defaultServerOptions() map[string]string {
 	}
 }
 
+// idSeries gives each node an AUTO_INCREMENT series of its own that does
+// not change when a node leaves: increment = the highest node number,
+// offset = the node's number. Galera's default
+// (wsrep_auto_increment_control) renumbers the survivors' series at every
+// view change (increment = the new cluster size), so after a writer is
+// lost the new writer can hand out an id the old one gave to a
+// transaction it never committed, and galeon's replay of that transaction
+// (which must give the client's row the id the client saw) then fails.
+// With fixed series no node ever hands out another node's ids; a 3-node
+// cluster numbers exactly as before (1, 4, 7 … on node1).
+func (s *State) idSeries(n Node) map[string]string {
+	return map[string]string{
+		"wsrep_auto_increment_control": "OFF",
+		"auto_increment_increment":     strconv.Itoa(s.idSlots()),
+		"auto_increment_offset":        strconv.Itoa(n.Index),
+	}
+}
+
+// idSlots is the AUTO_INCREMENT increment of every node: the highest
+// node number, so every node's offset fits under it.
+func (s *State) idSlots() int {
+	slots := 1
+	for _, n := range s.Nodes {
+		slots = max(slots, n.Index)
+	}
+	return slots
+}
+
 func merged(base, over map[string]string) map[string]string {
 	out := make(map[string]string, len(base)+len(over))
 	for k, v := range base {
@@ -91,7 +119,7 @@ func (s *State) myCnf(n Node) string {
 	}
 	var b strings.Builder
 	b.WriteString("# Written by galeon sandbox; regenerated on start, edit sandbox.json options instead.\n[mariadbd]\n")
-	server := merged(defaultServerOptions(), s.ServerOptions)
+	server := merged(merged(defaultServerOptions(), s.idSeries(n)), s.ServerOptions)
 	for _, k := range sortedKeys(server) {
 		fmt.Fprintf(&b, "%s = %s\n", k, server[k])
 	}

@@ -664,6 +664,10 @@ func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
 	if err := sb.rewriteConfigs(); err != nil {
 		return Node{}, err
 	}
+	if err := sb.widenIDSeries(ctx); err != nil {
+		sb.abandonNode(n)
+		return Node{}, err
+	}
 	if err := sb.prepareNodeDir(n); err != nil {
 		return Node{}, err
 	}
@@ -675,6 +679,28 @@ func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
 		return n, err
 	}
 	return n, sb.StartAgent(n)
+}
+
+// widenIDSeries gives the running nodes the AUTO_INCREMENT increment of
+// the grown cluster (idSeries) before the new node takes its offset, so
+// that its series never meets theirs.
+func (sb *Sandbox) widenIDSeries(ctx context.Context) error {
+	if _, over := sb.ServerOptions["auto_increment_increment"]; over {
+		return nil
+	}
+	for _, m := range sb.Nodes {
+		if !sb.Running(m.Name) {
+			continue
+		}
+		db, err := sb.DB(m.Name)
+		if err != nil {
+			return err
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("SET GLOBAL auto_increment_increment = %d", sb.idSlots())); err != nil {
+			return fmt.Errorf("%s: set its AUTO_INCREMENT increment for the new node: %w", m.Name, err)
+		}
+	}
+	return nil
 }
 
 // abandonNode undoes a failed Add.

@@ -57,10 +57,17 @@ func TestMyCnfKeepsNodesApart(t *testing.T) {
 		"port = 4402", "wsrep_node_address = 127.0.0.1:4502", "ist.recv_addr=127.0.0.1:4602", "wsrep_sst_receive_address = 127.0.0.1:4702",
 		"gmcast.listen_addr=tcp://127.0.0.1:4502", "wsrep_cluster_address = gcomm://127.0.0.1:4501,127.0.0.1:4502",
 		"evs.suspect_timeout=PT2S", "evs.inactive_timeout=PT6S", "max_connections = 50", "datadir = /var/tmp/galeon/demo/node2/data",
+		// A series of ids of its own that a view change does not renumber.
+		"wsrep_auto_increment_control = OFF", "auto_increment_increment = 2", "auto_increment_offset = 2",
 	} {
 		if !strings.Contains(cnf, want) {
 			t.Errorf("my.cnf of node2 lacks %q:\n%s", want, cnf)
 		}
+	}
+	// The operator's own options win.
+	s.ServerOptions["auto_increment_increment"] = "1"
+	if cnf := s.myCnf(s.Nodes[1]); !strings.Contains(cnf, "auto_increment_increment = 1\n") {
+		t.Errorf("the operator's auto_increment_increment was not kept:\n%s", cnf)
 	}
 }
 

@@ -137,6 +137,13 @@ func TestSandboxLifecycle(t *testing.T) {
 			if got := sandboxtest.Status(t, sb, m.Name, "wsrep_cluster_size"); got != "4" {
 				t.Errorf("%s size %s after add, want 4", m.Name, got)
 			}
+			// Every node's AUTO_INCREMENT series, the running ones
+			// widened for the new node: increment 4, offset its number.
+			db := sandboxtest.AppDB(t, sb, m.Name)
+			want := fmt.Sprintf("4 %d", m.Index)
+			if got := sandboxtest.QueryString(t, db, "SELECT CONCAT(@@global.auto_increment_increment, ' ', @@global.auto_increment_offset)"); got != want {
+				t.Errorf("%s numbers ids with increment and offset %s after add, want %s", m.Name, got, want)
+			}
 		}
 		db4 := sandboxtest.AppDB(t, sb, n.Name)
 		if got := sandboxtest.QueryString(t, db4, "SELECT COUNT(*) FROM app.repl"); got != "50" {
