@@ -57,7 +57,10 @@ type Conn struct {
 	lastUsed    time.Time
 	broken      bool
 	writerEpoch uint64
-	fenced      atomic.Bool
+	// parked: in use in the writer role, but held by an idle session
+	// with no transaction open (Pool.Park).
+	parked bool
+	fenced atomic.Bool
 }
 
 // Stmt is a statement prepared on one backend connection.

@@ -79,6 +79,9 @@ type Pool struct {
 	writerInUse atomic.Int64
 	// writersDone signals (coalesced) that writerInUse fell to zero.
 	writersDone chan struct{}
+	// draining: a writer change away from this node waits for its
+	// writer connections (DrainWriters); under mu.
+	draining bool
 
 	// globalsGen counts changes of the node's global variables seen by
 	// the health checks (SetGlobals) or made through the proxy
@@ -383,13 +386,10 @@ func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
 // endUse forgets c as in use (and as a writer-role connection).
 func (p *Pool) endUse(c *Conn) {
 	if c.writerEpoch != 0 {
-		if p.writerInUse.Add(-1) == 0 {
-			select {
-			case p.writersDone <- struct{}{}:
-			default:
-			}
+		if !c.parked {
+			p.writerDone()
 		}
-		c.writerEpoch = 0
+		c.writerEpoch, c.parked = 0, false
 	}
 	p.mu.Lock()
 	delete(p.inUse, c)
@@ -412,7 +412,57 @@ func (p *Pool) MarkWriter(c *Conn, epoch uint64) {
 	c.writerEpoch = epoch
 }
 
-// WriterInUse is the number of connections in use in the writer role.
+// writerDone counts one writer-role connection less in use, and signals
+// a writer change waiting for none.
+func (p *Pool) writerDone() {
+	if p.writerInUse.Add(-1) == 0 {
+		select {
+		case p.writersDone <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Park says that c, in use in the writer role, is held by a session that
+// is idle with no transaction open (kept after a write for a statement
+// about it, or for state pinned there): a writer change does not wait for
+// it, since nothing that runs there can be lost by fencing it. Only the
+// session that holds c parks and unparks it.
+func (p *Pool) Park(c *Conn) {
+	if c.writerEpoch == 0 || c.parked {
+		return
+	}
+	c.parked = true
+	p.writerDone()
+}
+
+// Unpark takes a parked c back for a statement. It fails while a writer
+// change drains this pool's writer connections (DrainWriters): the
+// session must then leave c, which is about to be fenced.
+func (p *Pool) Unpark(c *Conn) bool {
+	if !c.parked {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.draining {
+		return false
+	}
+	c.parked = false
+	p.writerInUse.Add(1)
+	return true
+}
+
+// DrainWriters marks a writer change away from this node as under way
+// (on) or over: parked connections cannot be taken back meanwhile.
+func (p *Pool) DrainWriters(on bool) {
+	p.mu.Lock()
+	p.draining = on
+	p.mu.Unlock()
+}
+
+// WriterInUse is the number of connections in use in the writer role,
+// parked ones aside.
 func (p *Pool) WriterInUse() int64 { return p.writerInUse.Load() }
 
 // WaitWritersDone waits until no connection is in use in the writer role,

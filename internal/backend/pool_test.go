@@ -154,3 +154,53 @@ func TestWaitWritersDone(t *testing.T) {
 		t.Fatal("WaitWritersDone did not wake when the last writer came back")
 	}
 }
+
+// A writer change does not wait for a parked connection (held by an idle
+// session with no transaction), which cannot be taken back while the
+// change drains the pool, and is fenced with the others.
+func TestParkedWritersAreNotWaitedFor(t *testing.T) {
+	p, _ := testPool(t, 4)
+	busy, _ := p.Get(context.Background(), prof)
+	idle, _ := p.Get(context.Background(), prof)
+	p.MarkWriter(busy, 3)
+	p.MarkWriter(idle, 3)
+	p.Park(idle)
+	p.Park(idle) // twice is once
+	if p.WriterInUse() != 1 {
+		t.Fatalf("WriterInUse = %d with one of two parked, want 1", p.WriterInUse())
+	}
+	if !p.Unpark(idle) || p.WriterInUse() != 2 {
+		t.Fatalf("unparked outside a drain: writers in use %d, want 2", p.WriterInUse())
+	}
+	p.Park(idle)
+	p.DrainWriters(true)
+	if p.Unpark(idle) {
+		t.Fatal("a parked connection was taken back during a drain")
+	}
+	done := make(chan bool)
+	go func() { done <- p.WaitWritersDone(context.Background()) }()
+	p.Put(busy, prof)
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Fatal("WaitWritersDone = false")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the drain waited for the parked connection")
+	}
+	if n := p.FenceWriters(); n != 1 || !idle.Fenced() {
+		t.Fatalf("fenced %d (parked fenced %v), want the parked one", n, idle.Fenced())
+	}
+	p.DrainWriters(false)
+	p.Discard(idle)
+	if p.WriterInUse() != 0 {
+		t.Errorf("writers in use after all came back: %d", p.WriterInUse())
+	}
+	// A parked reader-role connection is not counted at all.
+	r, _ := p.Get(context.Background(), prof)
+	p.Park(r)
+	if !p.Unpark(r) || p.WriterInUse() != 0 {
+		t.Errorf("a reader connection parked: writers in use %d", p.WriterInUse())
+	}
+	p.Put(r, prof)
+}

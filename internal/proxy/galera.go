@@ -183,6 +183,9 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		}
 		start := time.Now()
 		pool := p.pool(old)
+		// Sessions idle with no transaction open on old (parked) are
+		// not waited for, nor can they take their connection back now.
+		pool.DrainWriters(true)
 		kind := "failover"
 		if !p.oldFailed(old) {
 			kind = p.waitPlanned(ctx, old, pool, changes)
@@ -192,6 +195,7 @@ func (p *Proxy) fenceLoop(ctx context.Context) {
 		took := time.Since(start)
 		p.hist.writerChange.WithLabelValues(kind).Observe(took.Seconds())
 		p.commitSwitch(old, fmt.Sprintf("%s: writes paused %s; %d writer connections on %s closed", kind, took.Round(time.Millisecond), fenced, old))
+		pool.DrainWriters(false)
 	}
 }
 

@@ -45,6 +45,19 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 			return nil, "", writerChanged(c.Server(), s.p.view.Load())
 		}
 	}
+	if s.hold.conn != nil && !s.hold.conn.Pool().Unpark(s.hold.conn) {
+		// The writer role is leaving this node and its writer
+		// connections are being drained: one held while idle with no
+		// transaction (parked, see after) is about to be fenced. A soft
+		// hold just goes; pinned state is lost with the writer role.
+		stateful := s.hold.kind == holdPinned
+		c := s.hold.drop()
+		s.discard(c)
+		if stateful {
+			s.p.counts.abortedWriterChanged.Add(1)
+			return nil, "", writerChanged(c.Server(), s.p.view.Load())
+		}
+	}
 	if s.hold.conn != nil {
 		if s.hold.kind == holdSoft && !r.NeedsSameConn {
 			c := s.hold.conn
@@ -236,6 +249,11 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 	default:
 		s.hold.drop()
 		s.releaseLast(c)
+	}
+	if h := s.hold.conn; h != nil && (s.hold.kind == holdSoft || s.hold.kind == holdPinned && !inTx && !s.hold.nextTxn) {
+		// Held while idle with no transaction open: a writer change
+		// need not wait for this session (it loses nothing there).
+		h.Pool().Park(h)
 	}
 }
 

@@ -3,6 +3,7 @@ package galera_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"log/slog"
@@ -250,6 +251,67 @@ func TestDesyncAndSwitchoverWithTransactions(t *testing.T) {
 	order := checkOneWriter(t, r.nodes["node3"], r.p.View().Load().Epoch-1)
 	t.Logf("writer sequence %v; writes %s; acknowledged %d", order, writesByNode(t, r.nodes["node3"]), len(acks))
 	checkNothingLost(t, r.nodes, acks)
+}
+
+// TestSwitchoverDoesNotWaitForIdleSessions: sessions idle on the writer
+// with no transaction open — the connection kept after an autocommit
+// INSERT (for a LAST_INSERT_ID() that may follow), or held for a
+// temporary table — lose nothing when the writer role moves, so a
+// switchover does not wait drain_grace for them (it did: writes paused
+// for the whole grace while any client idled after a write). The first
+// goes on as if nothing happened; the second is told its state is gone.
+func TestSwitchoverDoesNotWaitForIdleSessions(t *testing.T) {
+	grace := 30 * time.Second
+	r := newRig(t, func(c *config.Config) { c.Galera.DrainGrace = config.Duration(grace) })
+	ctx := context.Background()
+	if _, err := r.db.Exec("CREATE TABLE app.idle (id INT AUTO_INCREMENT PRIMARY KEY, v INT)"); err != nil {
+		t.Fatal(err)
+	}
+	soft, err := r.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer soft.Close()
+	res, err := soft.ExecContext(ctx, "INSERT INTO app.idle (v) VALUES (1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	pinned, err := r.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pinned.Close()
+	for _, q := range []string{"CREATE TEMPORARY TABLE scratch (a INT)", "INSERT INTO scratch VALUES (1)"} {
+		if _, err := pinned.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	w, _ := r.p.View().Load().Writer()
+	start := time.Now()
+	if err := r.p.Switchover("node3"); err != nil {
+		t.Fatal(err)
+	}
+	r.waitWriter(t, "node3", grace+10*time.Second)
+	took := time.Since(start)
+	t.Logf("FIGURE switchover %s -> node3 with two sessions idle on %s (drain_grace %s): %s", w.Name, w.Name, grace, took.Round(time.Millisecond))
+	if took > grace/2 {
+		t.Errorf("the switchover took %s: it waited for sessions idle with no transaction (drain_grace %s)", took.Round(time.Millisecond), grace)
+	}
+	// The soft session goes on: the id it was given, then a write on
+	// the new writer.
+	var last int64
+	if err := soft.QueryRowContext(ctx, "SELECT LAST_INSERT_ID()").Scan(&last); err != nil || last != id {
+		t.Errorf("LAST_INSERT_ID() after the switchover: %d (%v), want %d", last, err, id)
+	}
+	if _, err := soft.ExecContext(ctx, "INSERT INTO app.idle (v) VALUES (2)"); err != nil {
+		t.Errorf("a write after the switchover: %v", err)
+	}
+	// The session with a temporary table on the old writer is told.
+	var me *mysql.MySQLError
+	if _, err := pinned.ExecContext(ctx, "INSERT INTO scratch VALUES (2)"); !errors.As(err, &me) || me.Number != 9002 {
+		t.Errorf("a session whose temporary table was on the old writer: %v, want 9002", err)
+	}
 }
 
 // TestKillWriter: kill -9 of the writer. Reads do not fail; writes resume
