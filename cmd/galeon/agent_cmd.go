@@ -95,6 +95,7 @@ func runAgent(ctx context.Context, args []string) error {
 	fs.StringVar(&cmds.PromoteCmd, "promote-cmd", "", "command that sets pc.bootstrap=YES on the running server")
 	fs.StringVar(&cmds.RestartCmd, "restart-cmd", "", "command that restarts the server cleanly")
 	fs.StringVar(&cmds.StopCmd, "stop-cmd", "", "command that stops the server cleanly")
+	fs.StringVar(&cmds.ReadOnlyCmd, "read-only-cmd", "", "command that sets the server's read_only to {value} (ON or OFF), for the fence of a replica's promotion (optional)")
 	replicaName := fs.String("replica", "", "run beside an asynchronous replica of the cluster instead of a node: keep it replicating from the writer (its name)")
 	sourceUser := fs.String("source-user", "", "--replica: the account the replica reads the nodes' binary logs with (REPLICATION SLAVE; password from $GALEON_SOURCE_PASSWORD); empty keeps what the replica has")
 	pinned := fs.String("source-node", "", "--replica: replicate from this node instead of the writer")
@@ -293,7 +294,7 @@ func nodeCommands(manage, unit, grastate string, given nodeexec.Commands) (*node
 		v   string
 	}{{&c.RunningCmd, given.RunningCmd}, {&c.StartCmd, given.StartCmd},
 		{&c.BootstrapCmd, given.BootstrapCmd}, {&c.RecoverCmd, given.RecoverCmd}, {&c.PromoteCmd, given.PromoteCmd},
-		{&c.RestartCmd, given.RestartCmd}, {&c.StopCmd, given.StopCmd}} {
+		{&c.RestartCmd, given.RestartCmd}, {&c.StopCmd, given.StopCmd}, {&c.ReadOnlyCmd, given.ReadOnlyCmd}} {
 		if o.v != "" {
 			*o.dst = o.v
 		}

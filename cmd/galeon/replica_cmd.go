@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -105,11 +106,20 @@ func runReplica(ctx context.Context, args []string) error {
 		} else {
 			fmt.Println("the fence is recorded, but not every proxy confirmed it in time (none runs, or some are cut off from the control plane): galeon status shows each proxy's writer; a proxy that saw the fence keeps refusing writes even if it loses the control plane later, one that never saw it does not know")
 		}
+		if len(res.ReadOnly) > 0 {
+			fmt.Printf("read-only until unfenced (clients connected straight to them cannot write either; a node that comes back is made read-only by its agent): %s\n", strings.Join(res.ReadOnly, ", "))
+		}
+		for _, why := range res.NotReadOnly {
+			fmt.Printf("not read-only: %s\n", why)
+		}
 		return nil
 	case "unfence":
-		pr, err := lifecycle.Unfence(ctx, store)
+		pr, still, err := lifecycle.Unfence(ctx, store)
 		if err != nil {
 			return err
+		}
+		if len(still) > 0 {
+			fmt.Printf("still read-only (their agents did not lift it in time; SET GLOBAL read_only = OFF there): %s\n", strings.Join(still, ", "))
 		}
 		fmt.Printf("the fence is lifted: the controller may name a writer in the cluster again. %s stays a primary of its own: what it took since %s is not in the cluster\n", pr.Replica, pr.At.Format(time.RFC3339))
 		return nil

@@ -128,6 +128,9 @@ func (cp *controlPlane) text() string {
 				fmt.Fprintf(&b, "        receiving %s\n", t)
 			}
 		}
+		if n.Fence != "" {
+			fmt.Fprintf(&b, "        fenced by a replica's promotion: %s\n", n.Fence)
+		}
 	}
 	if op := cp.Operation; op != nil {
 		fmt.Fprintf(&b, "  operation %s %s (%s) by %s since %s: %s\n", op.Kind, op.ID, op.Method, op.By, op.Started.Format("15:04:05"), op.Statement)

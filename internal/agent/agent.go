@@ -106,6 +106,11 @@ type Agent struct {
 
 	httpAddr net.Addr
 	transfer transfer.Observer
+
+	// fence is the agent's side of a promotion's fence (fence.go); kick
+	// has the node checked at once.
+	fence fenceState
+	kick  chan struct{}
 }
 
 // New prepares an agent; Run starts it.
@@ -134,7 +139,7 @@ func New(cfg Config, store *discovery.Store, log *slog.Logger) (*Agent, error) {
 	if cfg.DataDir == "" && cfg.Grastate != "" {
 		cfg.DataDir = filepath.Dir(cfg.Grastate)
 	}
-	return &Agent{cfg: cfg, store: store, log: log, db: db, transfer: transfer.Observer{DataDir: cfg.DataDir}, backupDirs: map[string]bool{}}, nil
+	return &Agent{cfg: cfg, store: store, log: log, db: db, transfer: transfer.Observer{DataDir: cfg.DataDir}, backupDirs: map[string]bool{}, kick: make(chan struct{}, 1)}, nil
 }
 
 // Run checks and publishes until ctx ends, then deregisters the node.
@@ -171,10 +176,17 @@ func (a *Agent) Run(ctx context.Context) error {
 		go func() { defer close(followed); a.follow(fctx) }()
 		defer func() { stop(); <-followed }()
 	}
+	{
+		wctx, stop := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() { defer close(watched); a.watchFence(wctx) }()
+		defer func() { stop(); <-watched }()
+	}
 	t := time.NewTicker(a.cfg.Interval)
 	defer t.Stop()
 	for {
 		facts := a.check(ctx)
+		a.applyFence(ctx, &facts)
 		last = facts
 		pctx, cancel := context.WithTimeout(ctx, a.cfg.Interval+time.Second)
 		var err error
@@ -191,6 +203,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-a.kick:
 		}
 	}
 }
@@ -225,20 +238,18 @@ func (a *Agent) sourceFacts(ctx context.Context, f *discovery.NodeFacts) {
 	f.SourceProblems = replica.CheckSource(vars)
 }
 
-// weight reads the node's pc.weight (nil if it cannot).
-func (a *Agent) weight(ctx context.Context) *int {
+// settings reads the node's pc.weight (nil if it cannot) and read_only.
+func (a *Agent) settings(ctx context.Context, f *discovery.NodeFacts) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	var opts string
-	if err := a.db.QueryRowContext(ctx, "SELECT @@wsrep_provider_options").Scan(&opts); err != nil {
-		return nil
+	if err := a.db.QueryRowContext(ctx, "SELECT @@wsrep_provider_options, @@read_only").Scan(&opts, &f.ReadOnly); err != nil {
+		return
 	}
 	v, ok := galera.ProviderOption(opts, "pc.weight")
-	w, err := strconv.Atoi(v)
-	if !ok || err != nil {
-		return nil
+	if w, err := strconv.Atoi(v); ok && err == nil {
+		f.Weight = &w
 	}
-	return &w
 }
 
 // check reads the node's state now.
@@ -284,7 +295,7 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 			f.ReplLatency = a.facts.ReplLatency
 			a.mu.Unlock()
 		}
-		f.Weight = a.weight(ctx)
+		a.settings(ctx, &f)
 		a.sourceFacts(ctx, &f)
 	}
 	a.mu.Lock()

@@ -71,6 +71,12 @@ type NodeFacts struct {
 	GTIDBinlogPos  string   `json:"gtid_binlog_pos,omitempty"`
 	GTIDDomain     *uint32  `json:"wsrep_gtid_domain_id,omitempty"`
 	SourceProblems []string `json:"source_problems,omitempty"`
+	// ReadOnly is the node's @@read_only. Fence says how the node stands
+	// while a replica's promotion fences the cluster: FenceHeld while its
+	// agent holds it read-only for the fence, otherwise why it is not
+	// ("" when no fence concerns it).
+	ReadOnly bool   `json:"read_only,omitempty"`
+	Fence    string `json:"fence,omitempty"`
 	// Transfer is the state transfer the node is receiving, if any.
 	Transfer *Transfer `json:"transfer,omitempty"`
 	// Synced is the clustercheck verdict (Synced in a Primary component).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -31,6 +32,51 @@ type Promotion struct {
 	Planned      bool      `json:"planned,omitempty"`
 	By           string    `json:"by"`
 	At           time.Time `json:"at"`
+	// Lifting: galeon replica unfence is lifting the fence. The
+	// controller still names no writer, while the nodes' agents make
+	// their nodes writable again; then the record goes.
+	Lifting bool `json:"lifting,omitempty"`
+}
+
+// FenceHeld is NodeFacts.Fence while the node's agent holds it read-only
+// for a promotion's fence.
+const FenceHeld = "read-only"
+
+// HoldsFence says whether the node is read-only for the fence (or its
+// agent could not lift that).
+func (n NodeFacts) HoldsFence() bool {
+	return n.Fence == FenceHeld || strings.HasPrefix(n.Fence, FenceHeld+" (")
+}
+
+// LiftPromotion marks the promotion record as being lifted (Lifting).
+func (s *Store) LiftPromotion(ctx context.Context) (*Promotion, error) {
+	key := s.Keys.Promoted()
+	resp, err := s.Client.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, errors.New("no promotion is recorded: the cluster is not fenced")
+	}
+	var p Promotion
+	if err := json.Unmarshal(resp.Kvs[0].Value, &p); err != nil {
+		// An unreadable record fences too: lifting it removes it.
+		p = Promotion{Replica: "?", By: "unreadable: " + err.Error()}
+	}
+	p.Lifting = true
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	txn, err := s.Client.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)).
+		Then(clientv3.OpPut(key, string(raw))).Commit()
+	if err != nil {
+		return nil, err
+	}
+	if !txn.Succeeded {
+		return nil, errors.New("the promotion record changed meanwhile: run unfence again")
+	}
+	return &p, nil
 }
 
 // Promoted is the key of the cluster's promotion record.

@@ -42,7 +42,31 @@ type PromoteResult struct {
 	// Fenced: every proxy's controller published no writer (false if no
 	// proxy runs, or the fence was not seen in time).
 	Fenced bool
-	Took   time.Duration
+	// ReadOnly names the old cluster's running nodes that their agents
+	// made read-only (clients connected straight to them cannot write
+	// either); NotReadOnly says, for each other running node, why not.
+	ReadOnly    []string
+	NotReadOnly []string
+	Took        time.Duration
+}
+
+// fenceOfNodes is where the running nodes stand: read-only for the fence,
+// and why not for the others (unknown until their agents say).
+func fenceOfNodes(nodes []discovery.NodeFacts) (held, not []string, settled bool) {
+	settled = true
+	for _, n := range nodes {
+		switch {
+		case !n.Up || n.Left:
+		case n.HoldsFence():
+			held = append(held, n.Name)
+		case n.Fence != "":
+			not = append(not, n.Name+": "+n.Fence)
+		default:
+			not = append(not, n.Name+": its agent has not applied the fence yet")
+			settled = false
+		}
+	}
+	return held, not, settled
 }
 
 // ClusterPosition is the furthest position in the cluster's domain the
@@ -178,20 +202,51 @@ func (p Promote) Run(ctx context.Context) (PromoteResult, error) {
 			progress(p.Replica, "the fence is recorded, but not every proxy confirmed it yet: "+ferr.Error())
 		}
 	}
+	// The nodes' agents make the running nodes read-only (in the
+	// cluster's place, nothing may write to them); a few seconds at most.
+	_ = until(wctx, 5*time.Second, "the nodes' agents to apply the fence", func() bool {
+		nodes, err := p.Store.Nodes(wctx)
+		if err != nil {
+			return false
+		}
+		var settled bool
+		res.ReadOnly, res.NotReadOnly, settled = fenceOfNodes(nodes)
+		return settled
+	})
+	if len(res.ReadOnly) > 0 {
+		progress(p.Replica, "read-only now (clients connected straight to them cannot write either): "+strings.Join(res.ReadOnly, ", "))
+	}
+	for _, why := range res.NotReadOnly {
+		progress(p.Replica, "not read-only: "+why)
+	}
 	res.Took = time.Since(start)
 	return res, nil
 }
 
 // Unfence removes a promotion: the controller may name a writer in the
 // old cluster again. Whatever the promoted replica took since is not in
-// the cluster.
-func Unfence(ctx context.Context, store *discovery.Store) (*discovery.Promotion, error) {
-	pr, err := store.ReadPromotion(ctx)
-	if err != nil || pr == nil {
-		if err == nil {
-			err = errors.New("no promotion is recorded: the cluster is not fenced")
-		}
-		return nil, err
+// the cluster. The fence is lifted in two steps: the record says it is
+// being lifted, and the nodes' agents make their nodes writable again
+// (within a few seconds: a node whose agent does not answer in time is
+// named in stillReadOnly); then the record goes, and the controller
+// names a writer — which is then writable.
+func Unfence(ctx context.Context, store *discovery.Store) (pr *discovery.Promotion, stillReadOnly []string, err error) {
+	pr, err = store.LiftPromotion(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	return pr, store.ClearPromotion(ctx)
+	_ = until(ctx, 10*time.Second, "the nodes' agents to lift the fence", func() bool {
+		nodes, err := store.Nodes(ctx)
+		if err != nil {
+			return false
+		}
+		stillReadOnly = stillReadOnly[:0]
+		for _, n := range nodes {
+			if n.Up && !n.Left && n.HoldsFence() {
+				stillReadOnly = append(stillReadOnly, n.Name+" ("+n.Fence+")")
+			}
+		}
+		return len(stillReadOnly) == 0
+	})
+	return pr, stillReadOnly, store.ClearPromotion(ctx)
 }

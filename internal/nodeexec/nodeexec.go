@@ -46,6 +46,9 @@ type Commands struct {
 	PromoteCmd string
 	// RestartCmd restarts the server cleanly; StopCmd stops it.
 	RestartCmd, StopCmd string
+	// ReadOnlyCmd sets the running server's read_only to {value} (ON or
+	// OFF), for the fence of a replica's promotion; optional.
+	ReadOnlyCmd string
 	// Grastate is the node's grastate.dat.
 	Grastate string
 }
@@ -66,6 +69,7 @@ func Systemd(unit, grastate string) Commands {
 		PromoteCmd:   `mariadb -e "SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'"`,
 		RestartCmd:   "systemctl restart " + unit,
 		StopCmd:      "systemctl stop " + unit,
+		ReadOnlyCmd:  `mariadb -e "SET GLOBAL read_only = {value}"`,
 		Grastate:     grastate,
 	}
 }
@@ -145,6 +149,18 @@ func (c Commands) RestartNode(ctx context.Context, node string) error {
 // StopNode stops the node's server cleanly.
 func (c Commands) StopNode(ctx context.Context, node string) error {
 	return c.run(ctx, c.StopCmd, node)
+}
+
+// SetReadOnly sets the node's read_only with ReadOnlyCmd.
+func (c Commands) SetReadOnly(ctx context.Context, node string, on bool) error {
+	if c.ReadOnlyCmd == "" {
+		return errors.New("no --read-only-cmd is given to set read_only")
+	}
+	value := "OFF"
+	if on {
+		value = "ON"
+	}
+	return c.run(ctx, strings.ReplaceAll(c.ReadOnlyCmd, "{value}", value), node)
 }
 
 func (c Commands) run(ctx context.Context, cmd, node string) error {

@@ -116,3 +116,22 @@ func TestDonorsReachTheCommands(t *testing.T) {
 		t.Errorf("without donors: %q, %v", out, err)
 	}
 }
+
+func TestReadOnlyCommandGetsTheValue(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "ro")
+	c := Commands{ReadOnlyCmd: "echo {node}={value} >> " + out}
+	for _, on := range []bool{true, false} {
+		if err := c.SetReadOnly(context.Background(), "node2", on); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(out); string(b) != "node2=ON\nnode2=OFF\n" {
+		t.Errorf("the command ran as %q", b)
+	}
+	if err := (Commands{}).SetReadOnly(context.Background(), "node2", true); err == nil || !strings.Contains(err.Error(), "--read-only-cmd") {
+		t.Errorf("without a command: %v", err)
+	}
+	if got := Systemd("mariadb", "/var/lib/mysql/grastate.dat").ReadOnlyCmd; !strings.Contains(got, "SET GLOBAL read_only = {value}") {
+		t.Errorf("systemd's read-only command: %q", got)
+	}
+}

@@ -81,3 +81,14 @@ func (sb *Sandbox) SetServerOptions(opts map[string]string) error {
 	}
 	return sb.save()
 }
+
+// SetReadOnly sets node's read_only (the agent's fence while a replica's
+// promotion fences the cluster), as the sandbox's administrator.
+func (sb *Sandbox) SetReadOnly(ctx context.Context, node string, on bool) error {
+	db, err := sb.DB(node)
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "SET GLOBAL read_only = "+map[bool]string{true: "ON", false: "OFF"}[on])
+	return err
+}

@@ -3,6 +3,7 @@ package control_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/galeon-db/galeon/internal/archive"
 	"github.com/galeon-db/galeon/internal/lifecycle"
@@ -31,9 +34,11 @@ import (
 // the test kept every acknowledged write and its time. Last, the replica
 // is promoted in the cluster's place under write load (a planned move):
 // every proxy refuses writes to the fenced cluster, naming the replica,
-// which has every acknowledged write and takes writes.
+// which has every acknowledged write and takes writes; the nodes' agents
+// (managing their nodes, as the sandbox's do) make the old cluster's
+// nodes read-only until the fence is lifted.
 func TestDisasterRecovery(t *testing.T) {
-	sb, store, ms := newRigOf(t, 3, false, sandbox.Options{Nodes: 3, Replicas: 1})
+	sb, store, ms := newRigOf(t, 3, true, sandbox.Options{Nodes: 3, Replicas: 1})
 	r := sb.Replicas[0]
 	dir := filepath.Join(t.TempDir(), "archive")
 	facts := startReplicaAgent(t, sb, store, dir)
@@ -400,6 +405,14 @@ func TestDisasterRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	acks2 := l2.finish()
+	// Writes after the fence are refused (9001, naming the replica);
+	// none that the proxies let finish on the old writer fails on the
+	// nodes' read_only, which comes after every proxy applied the fence.
+	for msg, n := range l2.errs {
+		if strings.Contains(msg, "1290") || strings.Contains(msg, "read-only") {
+			t.Errorf("a write during the planned promotion failed on read_only (%d×): %s", n, msg)
+		}
+	}
 	t.Logf("FIGURE planned promotion of %s under load: writable %s after the command, fenced in every proxy %v, lost %d (cluster at %s, replica at %s)",
 		r.Name, res.Took.Round(time.Millisecond), res.Fenced, res.Lost, res.ClusterPos, res.SlavePos)
 	if !res.Fenced || res.Lost != 0 {
@@ -428,9 +441,35 @@ func TestDisasterRecovery(t *testing.T) {
 	if f := facts(); !f.Promoted || f.State != "promoted" {
 		t.Errorf("the replica's facts after the promotion: %+v", f)
 	}
-	// Lifting the fence gives the cluster a writer again.
-	if _, err := lifecycle.Unfence(ctx, store); err != nil {
-		t.Fatal(err)
+	// The old cluster's nodes are read-only too: a client connected
+	// straight to one cannot write there.
+	var nodes []string
+	for _, n := range sb.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	sort.Strings(res.ReadOnly)
+	if !slices.Equal(res.ReadOnly, nodes) {
+		t.Errorf("read-only after the promotion: %v, want %v (not: %v)", res.ReadOnly, nodes, res.NotReadOnly)
+	}
+	direct := func(node, tag string) error {
+		_, err := sandboxtest.AppDB(t, sb, node).Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, ?, NOW(6))", tag)
+		return err
+	}
+	for _, n := range nodes {
+		var me *mysql.MySQLError
+		if err := direct(n, "fenced-direct"); !errors.As(err, &me) || me.Number != 1290 {
+			t.Errorf("a write straight to %s after the promotion: %v, want 1290 (read-only)", n, err)
+		}
+	}
+	// Lifting the fence gives the cluster a writer again, and its nodes
+	// are writable before any proxy writes there.
+	if _, still, err := lifecycle.Unfence(ctx, store); err != nil || len(still) > 0 {
+		t.Fatalf("unfence: %v; still read-only: %v", err, still)
+	}
+	for _, n := range nodes {
+		if err := direct(n, "unfenced-direct"); err != nil {
+			t.Errorf("a write straight to %s after unfence: %v", n, err)
+		}
 	}
 	waitFor(t, 30*time.Second, "a writer in every proxy after the fence is lifted", func() bool {
 		w, _, ok := agreement(ms)
