@@ -111,6 +111,9 @@ type Agent struct {
 	// has the node checked at once.
 	fence fenceState
 	kick  chan struct{}
+	// readOnlyRead: the last check read the node's read_only (only the
+	// Run loop's goroutine uses it).
+	readOnlyRead bool
 }
 
 // New prepares an agent; Run starts it.
@@ -186,7 +189,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		facts := a.check(ctx)
-		a.applyFence(ctx, &facts)
+		a.applyFence(ctx, &facts, a.readOnlyRead)
 		last = facts
 		pctx, cancel := context.WithTimeout(ctx, a.cfg.Interval+time.Second)
 		var err error
@@ -238,18 +241,21 @@ func (a *Agent) sourceFacts(ctx context.Context, f *discovery.NodeFacts) {
 	f.SourceProblems = replica.CheckSource(vars)
 }
 
-// settings reads the node's pc.weight (nil if it cannot) and read_only.
-func (a *Agent) settings(ctx context.Context, f *discovery.NodeFacts) {
+// settings reads the node's pc.weight (nil if it cannot) and read_only;
+// it says whether it could.
+func (a *Agent) settings(ctx context.Context, f *discovery.NodeFacts) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	var opts string
-	if err := a.db.QueryRowContext(ctx, "SELECT @@wsrep_provider_options, @@read_only").Scan(&opts, &f.ReadOnly); err != nil {
-		return
+	var opts, ro sql.NullString
+	if err := a.db.QueryRowContext(ctx, "SELECT @@wsrep_provider_options, @@read_only").Scan(&opts, &ro); err != nil {
+		return false
 	}
-	v, ok := galera.ProviderOption(opts, "pc.weight")
+	f.ReadOnly = ro.String == "1" || strings.EqualFold(ro.String, "ON")
+	v, ok := galera.ProviderOption(opts.String, "pc.weight")
 	if w, err := strconv.Atoi(v); ok && err == nil {
 		f.Weight = &w
 	}
+	return true
 }
 
 // check reads the node's state now.
@@ -261,6 +267,7 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 	if a.cfg.Grastate != "" {
 		f.Grastate, _ = galera.ReadGrastate(a.cfg.Grastate)
 	}
+	a.readOnlyRead = false
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	s := wsrepview.Fetch(cctx, a.cfg.Node, a.db)
 	cancel()
@@ -295,7 +302,7 @@ func (a *Agent) check(ctx context.Context) discovery.NodeFacts {
 			f.ReplLatency = a.facts.ReplLatency
 			a.mu.Unlock()
 		}
-		a.settings(ctx, &f)
+		a.readOnlyRead = a.settings(ctx, &f)
 		a.sourceFacts(ctx, &f)
 	}
 	a.mu.Lock()

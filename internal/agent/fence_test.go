@@ -11,12 +11,12 @@ func TestFenceStep(t *testing.T) {
 	}{
 		{"no fence, writable: nothing", FenceInput{}, FenceKeep, false},
 		{"fence, writable: set read_only", FenceInput{Fenced: true}, FenceSet, true},
-		{"fence, read-only since the agent set it: keep", FenceInput{Fenced: true, ReadOnly: true, Ours: true}, FenceKeep, true},
-		{"fence, read-only and the agent restarted meanwhile: the fence's", FenceInput{Fenced: true, ReadOnly: true}, FenceKeep, true},
-		{"fence, the operator's read_only from before: kept, not ours", FenceInput{Fenced: true, ReadOnly: true, OperatorReadOnly: true}, FenceKeep, false},
-		{"lifted, read-only for the fence: clear", FenceInput{ReadOnly: true, Ours: true}, FenceClear, false},
-		{"lifted, the operator's read_only: left", FenceInput{ReadOnly: true, OperatorReadOnly: true}, FenceKeep, false},
-		{"lifted, made writable by hand meanwhile: nothing", FenceInput{Ours: true}, FenceKeep, false},
+		{"fence, read-only and marked (set by the agent, before a restart too): keep", FenceInput{Fenced: true, ReadOnly: true, Ours: true}, FenceKeep, true},
+		{"fence, read-only without the mark: the operator's, kept, not ours", FenceInput{Fenced: true, ReadOnly: true}, FenceKeep, false},
+		{"fence, marked but writable (setting it failed): set again", FenceInput{Fenced: true, Ours: true}, FenceSet, true},
+		{"lifted, read-only and marked: clear", FenceInput{ReadOnly: true, Ours: true}, FenceClear, false},
+		{"lifted, the operator's read_only: left", FenceInput{ReadOnly: true}, FenceKeep, false},
+		{"lifted, marked but made writable by hand: the mark goes", FenceInput{Ours: true}, FenceKeep, false},
 	}
 	for _, c := range cases {
 		act, ours := FenceStep(c.in)

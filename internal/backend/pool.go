@@ -385,15 +385,14 @@ func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
 
 // endUse forgets c as in use (and as a writer-role connection).
 func (p *Pool) endUse(c *Conn) {
-	if c.writerEpoch != 0 {
-		if !c.parked {
-			p.writerDone()
-		}
-		c.writerEpoch, c.parked = 0, false
-	}
 	p.mu.Lock()
+	counted := c.writerEpoch != 0 && !c.parked
+	c.writerEpoch, c.parked = 0, false // under mu: FenceWriters reads them
 	delete(p.inUse, c)
 	p.mu.Unlock()
+	if counted {
+		p.writerDone()
+	}
 }
 
 // Discard closes a connection taken from the pool.
@@ -406,10 +405,12 @@ func (p *Pool) Discard(c *Conn) {
 // MarkWriter records that c, taken from this pool, serves the writer role
 // in epoch, so a writer change can wait for it or fence it.
 func (p *Pool) MarkWriter(c *Conn, epoch uint64) {
-	if c.writerEpoch == 0 {
+	p.mu.Lock()
+	if c.writerEpoch == 0 || c.parked {
 		p.writerInUse.Add(1)
 	}
-	c.writerEpoch = epoch
+	c.writerEpoch, c.parked = epoch, false // under mu: FenceWriters reads them
+	p.mu.Unlock()
 }
 
 // writerDone counts one writer-role connection less in use, and signals
@@ -429,10 +430,13 @@ func (p *Pool) writerDone() {
 // it, since nothing that runs there can be lost by fencing it. Only the
 // session that holds c parks and unparks it.
 func (p *Pool) Park(c *Conn) {
+	p.mu.Lock()
 	if c.writerEpoch == 0 || c.parked {
+		p.mu.Unlock()
 		return
 	}
 	c.parked = true
+	p.mu.Unlock()
 	p.writerDone()
 }
 

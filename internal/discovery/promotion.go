@@ -133,3 +133,36 @@ func (p Promotion) Fence() string {
 	return fmt.Sprintf("the cluster is fenced: replica %s (%s) was promoted to a primary of its own by %s at %s; write there (galeon replica unfence lifts the fence)",
 		p.Replica, p.Address, p.By, p.At.UTC().Format("2006-01-02 15:04:05 UTC"))
 }
+
+// FenceMark is the key an agent keeps while it holds its node read-only
+// for a promotion's fence (no lease: it outlives the agent), so that an
+// agent that restarts knows the node's read_only is the fence's, and
+// unfence can tell which nodes still hold it.
+func (k Keys) FenceMark(node string) string { return k.root + "fence/" + node }
+
+// FenceMarks is the prefix of every FenceMark.
+func (k Keys) FenceMarks() string { return k.root + "fence/" }
+
+// SetFenceMark records (on) or removes the mark of node.
+func (s *Store) SetFenceMark(ctx context.Context, node string, on bool) error {
+	if on {
+		_, err := s.Client.Put(ctx, s.Keys.FenceMark(node), time.Now().UTC().Format(time.RFC3339))
+		return err
+	}
+	_, err := s.Client.Delete(ctx, s.Keys.FenceMark(node))
+	return err
+}
+
+// FenceMarked lists the nodes whose agents hold them read-only for the
+// fence.
+func (s *Store) FenceMarked(ctx context.Context) ([]string, error) {
+	resp, err := s.Client.Get(ctx, s.Keys.FenceMarks(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, kv := range resp.Kvs {
+		out = append(out, strings.TrimPrefix(string(kv.Key), s.Keys.FenceMarks()))
+	}
+	return out, nil
+}

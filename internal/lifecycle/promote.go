@@ -59,6 +59,8 @@ func fenceOfNodes(nodes []discovery.NodeFacts) (held, not []string, settled bool
 		case !n.Up || n.Left:
 		case n.HoldsFence():
 			held = append(held, n.Name)
+		case n.ReadOnly && n.Fence != "":
+			held = append(held, n.Name+" (the operator's read_only)")
 		case n.Fence != "":
 			not = append(not, n.Name+": "+n.Fence)
 		default:
@@ -226,27 +228,37 @@ func (p Promote) Run(ctx context.Context) (PromoteResult, error) {
 // Unfence removes a promotion: the controller may name a writer in the
 // old cluster again. Whatever the promoted replica took since is not in
 // the cluster. The fence is lifted in two steps: the record says it is
-// being lifted, and the nodes' agents make their nodes writable again
-// (within a few seconds: a node whose agent does not answer in time is
-// named in stillReadOnly); then the record goes, and the controller
-// names a writer — which is then writable.
+// being lifted, and the nodes' agents make their nodes writable again and
+// remove their marks (discovery.FenceMark); then the record goes, and the
+// controller names a writer — which is then writable. A node whose mark
+// is still there after 10 s is named in stillReadOnly (its agent down, or
+// failing to lift it); its agent lifts it when it can, fence or no fence.
 func Unfence(ctx context.Context, store *discovery.Store) (pr *discovery.Promotion, stillReadOnly []string, err error) {
 	pr, err = store.LiftPromotion(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	_ = until(ctx, 10*time.Second, "the nodes' agents to lift the fence", func() bool {
-		nodes, err := store.Nodes(ctx)
+		marked, err := store.FenceMarked(ctx)
 		if err != nil {
 			return false
 		}
+		nodes, _ := store.Nodes(ctx)
 		stillReadOnly = stillReadOnly[:0]
-		for _, n := range nodes {
-			if n.Up && !n.Left && n.HoldsFence() {
-				stillReadOnly = append(stillReadOnly, n.Name+" ("+n.Fence+")")
+		for _, name := range marked {
+			why := "its agent is not running: start it, or SET GLOBAL read_only = OFF there"
+			for _, n := range nodes {
+				if n.Name == name && n.Fence != "" {
+					why = n.Fence
+				}
 			}
+			stillReadOnly = append(stillReadOnly, name+" ("+why+")")
 		}
 		return len(stillReadOnly) == 0
 	})
-	return pr, stillReadOnly, store.ClearPromotion(ctx)
+	// The record goes even if the wait was cut short (an interrupted
+	// command): left "lifting", it would fence with no read_only.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return pr, stillReadOnly, store.ClearPromotion(cctx)
 }

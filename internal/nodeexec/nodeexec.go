@@ -69,8 +69,10 @@ func Systemd(unit, grastate string) Commands {
 		PromoteCmd:   `mariadb -e "SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'"`,
 		RestartCmd:   "systemctl restart " + unit,
 		StopCmd:      "systemctl stop " + unit,
-		ReadOnlyCmd:  `mariadb -e "SET GLOBAL read_only = {value}"`,
-		Grastate:     grastate,
+		// A global read lock is taken: a long write on the node must not
+		// keep it waiting (and new writes behind it) for long.
+		ReadOnlyCmd: `mariadb -e "SET SESSION lock_wait_timeout = 5; SET GLOBAL read_only = {value}"`,
+		Grastate:    grastate,
 	}
 }
 
@@ -150,6 +152,9 @@ func (c Commands) RestartNode(ctx context.Context, node string) error {
 func (c Commands) StopNode(ctx context.Context, node string) error {
 	return c.run(ctx, c.StopCmd, node)
 }
+
+// CanSetReadOnly says whether ReadOnlyCmd is given.
+func (c Commands) CanSetReadOnly() bool { return c.ReadOnlyCmd != "" }
 
 // SetReadOnly sets the node's read_only with ReadOnlyCmd.
 func (c Commands) SetReadOnly(ctx context.Context, node string, on bool) error {

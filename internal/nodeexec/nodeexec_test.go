@@ -131,7 +131,10 @@ func TestReadOnlyCommandGetsTheValue(t *testing.T) {
 	if err := (Commands{}).SetReadOnly(context.Background(), "node2", true); err == nil || !strings.Contains(err.Error(), "--read-only-cmd") {
 		t.Errorf("without a command: %v", err)
 	}
-	if got := Systemd("mariadb", "/var/lib/mysql/grastate.dat").ReadOnlyCmd; !strings.Contains(got, "SET GLOBAL read_only = {value}") {
+	if (Commands{}).CanSetReadOnly() || !c.CanSetReadOnly() {
+		t.Error("CanSetReadOnly does not follow ReadOnlyCmd")
+	}
+	if got := Systemd("mariadb", "/var/lib/mysql/grastate.dat").ReadOnlyCmd; !strings.Contains(got, "SET GLOBAL read_only = {value}") || !strings.Contains(got, "lock_wait_timeout") {
 		t.Errorf("systemd's read-only command: %q", got)
 	}
 }

@@ -45,11 +45,15 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 			return nil, "", writerChanged(c.Server(), s.p.view.Load())
 		}
 	}
-	if s.hold.conn != nil && !s.hold.conn.Pool().Unpark(s.hold.conn) {
+	if s.hold.conn != nil && !s.hold.conn.Pool().Unpark(s.hold.conn) &&
+		!(s.hold.kind == holdSoft && r.NeedsSameConn && !r.IsWrite()) {
 		// The writer role is leaving this node and its writer
 		// connections are being drained: one held while idle with no
 		// transaction (parked, see after) is about to be fenced. A soft
-		// hold just goes; pinned state is lost with the writer role.
+		// hold just goes — unless this is a read about the previous
+		// statement (SHOW WARNINGS, ROW_COUNT()), which runs there,
+		// parked: it writes nothing; pinned state is lost with the
+		// writer role.
 		stateful := s.hold.kind == holdPinned
 		c := s.hold.drop()
 		s.discard(c)
@@ -65,6 +69,9 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 			s.releaseLast(c)
 		} else {
 			if err := s.sync(s.hold.conn); err != nil {
+				if h := s.hold.conn; h != nil && s.hold.kind == holdSoft {
+					h.Pool().Park(h) // still idle: not waited for
+				}
 				return nil, "", err
 			}
 			if c := s.hold.conn; r.UsesLastInsertID && s.hold.kind == holdSoft && c.LastInsertID != s.lastInsertID {
@@ -83,6 +90,11 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		c := s.hold.last
 		s.hold.last = nil
 		if (!r.IsWrite() || s.isWriter(c.Server())) && c.Pool().TakeBack(c, s.prof, s.hold.lastGen) {
+			if r.IsWrite() {
+				// A write on the writer: a writer change waits for it
+				// or fences it, as for any writer connection.
+				s.claim(c, routeWriter, s.p.view.Load())
+			}
 			return s.asPrevious(c, r, routeHeld, false)
 		}
 	}
@@ -250,7 +262,10 @@ func (s *session) after(c *backend.Conn, r sqlclass.Result, res relayResult) {
 		s.hold.drop()
 		s.releaseLast(c)
 	}
-	if h := s.hold.conn; h != nil && (s.hold.kind == holdSoft || s.hold.kind == holdPinned && !inTx && !s.hold.nextTxn) {
+	// A pinned connection only when its status said so: replies without
+	// one (an error, a PREPARE) may come inside its transaction.
+	if h := s.hold.conn; h != nil && (s.hold.kind == holdSoft ||
+		s.hold.kind == holdPinned && res.statusKnown && !inTx && !s.hold.nextTxn) {
 		// Held while idle with no transaction open: a writer change
 		// need not wait for this session (it loses nothing there).
 		h.Pool().Park(h)

@@ -89,6 +89,16 @@ func (sb *Sandbox) SetReadOnly(ctx context.Context, node string, on bool) error 
 	if err != nil {
 		return err
 	}
-	_, err = db.ExecContext(ctx, "SET GLOBAL read_only = "+map[bool]string{true: "ON", false: "OFF"}[on])
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// A global read lock is taken: a long write on the node must not keep
+	// it waiting (and new writes behind it) for long.
+	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 5"); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "SET GLOBAL read_only = "+map[bool]string{true: "ON", false: "OFF"}[on])
 	return err
 }

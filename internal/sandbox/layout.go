@@ -103,6 +103,10 @@ type State struct {
 	// whichever node is the writer. Replicas are those replicas.
 	ReplicationSource bool   `json:"replication_source,omitempty"`
 	Replicas          []Node `json:"replicas,omitempty"`
+	// IDSlots is the highest AUTO_INCREMENT increment the nodes were
+	// given (idSeries): removing a node never narrows it, so that the
+	// nodes' series never meet.
+	IDSlots int `json:"id_slots,omitempty"`
 }
 
 func newNode(basePort, index int) Node {

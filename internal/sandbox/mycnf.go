@@ -60,7 +60,7 @@ func defaultServerOptions() map[string]string {
 // transaction it never committed, and galeon's replay of that transaction
 // (which must give the client's row the id the client saw) then fails.
 // With fixed series no node ever hands out another node's ids; a 3-node
-// cluster numbers exactly as before (1, 4, 7 … on node1).
+// cluster numbers as densely as before (1, 4, 7 … on node1).
 func (s *State) idSeries(n Node) map[string]string {
 	return map[string]string{
 		"wsrep_auto_increment_control": "OFF",
@@ -70,9 +70,10 @@ func (s *State) idSeries(n Node) map[string]string {
 }
 
 // idSlots is the AUTO_INCREMENT increment of every node: the highest
-// node number, so every node's offset fits under it.
+// node number there has been (IDSlots), so every node's offset fits under
+// it and a node's removal does not narrow anyone's series.
 func (s *State) idSlots() int {
-	slots := 1
+	slots := max(1, s.IDSlots)
 	for _, n := range s.Nodes {
 		slots = max(slots, n.Index)
 	}

@@ -658,6 +658,7 @@ func (sb *Sandbox) Add(ctx context.Context) (Node, error) {
 		return Node{}, err
 	}
 	sb.Nodes = append(sb.Nodes, n)
+	sb.IDSlots = sb.idSlots()
 	if err := sb.save(); err != nil {
 		return Node{}, err
 	}
@@ -730,6 +731,7 @@ func (sb *Sandbox) Remove(ctx context.Context, name string) error {
 	if err := sb.StopNode(ctx, n.Name); err != nil {
 		return err
 	}
+	sb.IDSlots = sb.idSlots() // the nodes' series stay as wide
 	sb.Nodes = removeNode(sb.Nodes, n.Name)
 	if err := sb.save(); err != nil {
 		return err

@@ -64,6 +64,13 @@ func TestMyCnfKeepsNodesApart(t *testing.T) {
 			t.Errorf("my.cnf of node2 lacks %q:\n%s", want, cnf)
 		}
 	}
+	// Removing the highest-numbered node does not narrow the series.
+	s.IDSlots = 2
+	s.Nodes = s.Nodes[:1]
+	if cnf := s.myCnf(s.Nodes[0]); !strings.Contains(cnf, "auto_increment_increment = 2\n") {
+		t.Errorf("the increment narrowed after a removal:\n%s", cnf)
+	}
+	s.Nodes = []Node{newNode(4400, 1), newNode(4400, 2)}
 	// The operator's own options win.
 	s.ServerOptions["auto_increment_increment"] = "1"
 	if cnf := s.myCnf(s.Nodes[1]); !strings.Contains(cnf, "auto_increment_increment = 1\n") {

@@ -393,6 +393,24 @@ func TestDisasterRecovery(t *testing.T) {
 	// A planned move to the disaster-recovery replica under write load:
 	// the cluster is fenced in every proxy, the replica takes writes once
 	// it has everything, and no acknowledged write is lost.
+	// An operator made one reader read-only before: the fence keeps
+	// that setting and does not lift it with the fence.
+	cur, _, _ := agreement(ms)
+	operatorRO := "node1"
+	if cur == operatorRO {
+		operatorRO = "node2"
+	}
+	setReadOnly := func(node string, on bool) {
+		t.Helper()
+		db, err := sb.DB(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(fmt.Sprintf("SET GLOBAL read_only = %v", on)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReadOnly(operatorRO, true)
 	l2 := startLedger(ms, 1, 0)
 	waitFor(t, 10*time.Second, "writes acknowledged", func() bool { return ackCount(l2) > 20 })
 	if _, err := (lifecycle.Promote{Store: store, Replica: r.Name, By: "test"}).Run(ctx); err == nil || !strings.Contains(err.Error(), "--force") {
@@ -447,9 +465,16 @@ func TestDisasterRecovery(t *testing.T) {
 	for _, n := range sb.Nodes {
 		nodes = append(nodes, n.Name)
 	}
+	var wantRO []string
+	for _, n := range nodes {
+		if n == operatorRO {
+			n += " (the operator's read_only)"
+		}
+		wantRO = append(wantRO, n)
+	}
 	sort.Strings(res.ReadOnly)
-	if !slices.Equal(res.ReadOnly, nodes) {
-		t.Errorf("read-only after the promotion: %v, want %v (not: %v)", res.ReadOnly, nodes, res.NotReadOnly)
+	if !slices.Equal(res.ReadOnly, wantRO) {
+		t.Errorf("read-only after the promotion: %v, want %v (not: %v)", res.ReadOnly, wantRO, res.NotReadOnly)
 	}
 	direct := func(node, tag string) error {
 		_, err := sandboxtest.AppDB(t, sb, node).Exec("INSERT INTO app.ledger (node, proxy, at) VALUES (@@wsrep_node_name, ?, NOW(6))", tag)
@@ -467,10 +492,16 @@ func TestDisasterRecovery(t *testing.T) {
 		t.Fatalf("unfence: %v; still read-only: %v", err, still)
 	}
 	for _, n := range nodes {
-		if err := direct(n, "unfenced-direct"); err != nil {
+		err := direct(n, "unfenced-direct")
+		var me *mysql.MySQLError
+		switch {
+		case n == operatorRO && (!errors.As(err, &me) || me.Number != 1290):
+			t.Errorf("a write straight to %s, read-only by the operator before the fence, after unfence: %v, want 1290 still", n, err)
+		case n != operatorRO && err != nil:
 			t.Errorf("a write straight to %s after unfence: %v", n, err)
 		}
 	}
+	setReadOnly(operatorRO, false)
 	waitFor(t, 30*time.Second, "a writer in every proxy after the fence is lifted", func() bool {
 		w, _, ok := agreement(ms)
 		return ok && w != ""
