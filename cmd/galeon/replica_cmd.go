@@ -110,7 +110,7 @@ func runReplica(ctx context.Context, args []string) error {
 			fmt.Printf("read-only until unfenced (clients connected straight to them cannot write either; a node that comes back is made read-only by its agent): %s\n", strings.Join(res.ReadOnly, ", "))
 		}
 		for _, why := range res.NotReadOnly {
-			fmt.Printf("not read-only: %s\n", why)
+			fmt.Println(why)
 		}
 		return nil
 	case "unfence":

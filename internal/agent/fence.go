@@ -181,16 +181,15 @@ func (a *Agent) applyFence(ctx context.Context, f *discovery.NodeFacts, readOnly
 		}
 		return
 	}
-	setter, can := a.canSetReadOnly()
 	if !st.fenced && !st.ours {
 		return
 	}
+	setter, can := a.canSetReadOnly()
 	if !can {
-		st.said = "not read-only: this agent cannot set read_only (run it with --manage systemd, or set read_only on the node yourself)"
-		if !st.fenced || f.ReadOnly {
-			st.said = ""
+		f.Fence = ""
+		if st.fenced && !f.ReadOnly {
+			f.Fence = "not read-only: this agent cannot set read_only (run it with --manage systemd, or set read_only on the node yourself)"
 		}
-		f.Fence = st.said
 		a.saveFence(st, f)
 		return
 	}

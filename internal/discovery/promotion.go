@@ -138,7 +138,7 @@ func (p Promotion) Fence() string {
 // for a promotion's fence (no lease: it outlives the agent), so that an
 // agent that restarts knows the node's read_only is the fence's, and
 // unfence can tell which nodes still hold it.
-func (k Keys) FenceMark(node string) string { return k.root + "fence/" + node }
+func (k Keys) FenceMark(node string) string { return k.FenceMarks() + node }
 
 // FenceMarks is the prefix of every FenceMark.
 func (k Keys) FenceMarks() string { return k.root + "fence/" }

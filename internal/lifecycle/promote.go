@@ -44,7 +44,8 @@ type PromoteResult struct {
 	Fenced bool
 	// ReadOnly names the old cluster's running nodes that their agents
 	// made read-only (clients connected straight to them cannot write
-	// either); NotReadOnly says, for each other running node, why not.
+	// either); NotReadOnly says, for each other running node, where it
+	// stands ("node3: not read-only: why").
 	ReadOnly    []string
 	NotReadOnly []string
 	Took        time.Duration
@@ -64,7 +65,7 @@ func fenceOfNodes(nodes []discovery.NodeFacts) (held, not []string, settled bool
 		case n.Fence != "":
 			not = append(not, n.Name+": "+n.Fence)
 		default:
-			not = append(not, n.Name+": its agent has not applied the fence yet")
+			not = append(not, n.Name+": not read-only: its agent has not applied the fence yet")
 			settled = false
 		}
 	}
@@ -219,7 +220,7 @@ func (p Promote) Run(ctx context.Context) (PromoteResult, error) {
 		progress(p.Replica, "read-only now (clients connected straight to them cannot write either): "+strings.Join(res.ReadOnly, ", "))
 	}
 	for _, why := range res.NotReadOnly {
-		progress(p.Replica, "not read-only: "+why)
+		progress(p.Replica, why)
 	}
 	res.Took = time.Since(start)
 	return res, nil
