@@ -117,6 +117,20 @@ func runAgent(ctx context.Context, args []string) error {
 				return err
 			}
 		}
+		if s, err := sandbox.Open(*sbDir, sandbox.Control{}); *sbDir != "" && err == nil && s.DROf != "" && s.Name == *replicaName {
+			// A DR cluster's agent: the sandbox's nodes are the replica.
+			c := s.Credentials
+			rc.Members, rc.User, rc.Password, rc.SourceUser, rc.SourcePassword = s.Addrs(), c.AdminUser, c.AdminPassword, c.ReplUser, c.ReplPassword
+			rc.OnPromoted = func() error {
+				// Reopened: the sandbox may have changed since.
+				s, err := sandbox.Open(*sbDir, sandbox.Control{})
+				if err != nil {
+					return err
+				}
+				return s.MarkDRPromoted()
+			}
+			return runReplicaAgent(ctx, rc, df, *logFormat)
+		}
 		if *sbDir != "" {
 			s, n, err := sandboxNode(*sbDir, *replicaName)
 			if err != nil {

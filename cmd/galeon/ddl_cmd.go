@@ -140,35 +140,8 @@ func printDDLResult(res lifecycle.Result) {
 // machine, or through the agents elsewhere (the copy is then on the
 // node's machine).
 func runBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, dir, nodeUser, who string, progress func(node, msg string)) error {
-	b := lifecycle.Backup{Store: store, By: who, Progress: progress}
-	var open func(string) (*sql.DB, error)
-	if sb != nil {
-		if dir == "" {
-			dir = "/var/tmp/galeon-backups/" + sb.Name
-		}
-		open = sb.LongAdminDB
-		b.Copier = lifecycle.LocalCopier{Source: func(node string) (lifecycle.BackupSource, error) {
-			args, data, err := sb.BackupArgs(node)
-			return lifecycle.BackupSource{Args: args, DataDir: data}, err
-		}}
-	} else {
-		if nodeUser == "" {
-			return errors.New("galeon cluster backup desynchronises the node it copies (SET GLOBAL wsrep_desync): give --node-user, an account that may, its password in $GALEON_NODE_PASSWORD")
-		}
-		if dir == "" {
-			dir = "/var/tmp/galeon-backups"
-		}
-		if !filepath.IsAbs(dir) {
-			return fmt.Errorf("--dir %s: give an absolute path: it is a directory on the chosen node's machine, where its agent runs mariabackup", dir)
-		}
-		open = lifecycle.DirectNodeDB(store, nodeUser, os.Getenv("GALEON_NODE_PASSWORD"))
-		b.Copier = lifecycle.AgentCopier{Store: store, By: who}
-	}
-	nodeDB, closeAll := lifecycle.CachedNodeDB(open)
-	defer closeAll()
-	b.DB = nodeDB
 	start := time.Now()
-	path, info, err := b.Run(ctx, dir)
+	path, info, err := takeBackup(ctx, sb, store, dir, nodeUser, who, progress)
 	if err != nil {
 		return err
 	}
@@ -185,4 +158,36 @@ func runBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store,
 			"safe_to_bootstrap: 1, and bootstrap that node; or copy it here: galeon cluster restore --from-backup DIR --name NEW\n", info.Node, path)
 	}
 	return nil
+}
+
+// takeBackup is the backup itself: its directory and what it holds.
+func takeBackup(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, dir, nodeUser, who string, progress func(node, msg string)) (string, lifecycle.BackupInfo, error) {
+	b := lifecycle.Backup{Store: store, By: who, Progress: progress}
+	var open func(string) (*sql.DB, error)
+	if sb != nil {
+		if dir == "" {
+			dir = "/var/tmp/galeon-backups/" + sb.Name
+		}
+		open = sb.LongAdminDB
+		b.Copier = lifecycle.LocalCopier{Source: func(node string) (lifecycle.BackupSource, error) {
+			args, data, err := sb.BackupArgs(node)
+			return lifecycle.BackupSource{Args: args, DataDir: data}, err
+		}}
+	} else {
+		if nodeUser == "" {
+			return "", lifecycle.BackupInfo{}, errors.New("galeon cluster backup desynchronises the node it copies (SET GLOBAL wsrep_desync): give --node-user, an account that may, its password in $GALEON_NODE_PASSWORD")
+		}
+		if dir == "" {
+			dir = "/var/tmp/galeon-backups"
+		}
+		if !filepath.IsAbs(dir) {
+			return "", lifecycle.BackupInfo{}, fmt.Errorf("--dir %s: give an absolute path: it is a directory on the chosen node's machine, where its agent runs mariabackup", dir)
+		}
+		open = lifecycle.DirectNodeDB(store, nodeUser, os.Getenv("GALEON_NODE_PASSWORD"))
+		b.Copier = lifecycle.AgentCopier{Store: store, By: who}
+	}
+	nodeDB, closeAll := lifecycle.CachedNodeDB(open)
+	defer closeAll()
+	b.DB = nodeDB
+	return b.Run(ctx, dir)
 }

@@ -95,7 +95,12 @@ func runReplica(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s (%s) is a writable primary of its own, at gtid_slave_pos %s (%s)\n", res.Replica, res.Address, orDash(res.SlavePos), res.Took.Round(time.Millisecond))
+		if len(res.Members) > 0 {
+			fmt.Printf("the DR cluster %s is a writable primary of its own, every node (%s) taking writes (its proxies name a writer), at gtid_slave_pos %s (%s)\n",
+				res.Replica, strings.Join(res.Members, ", "), orDash(res.SlavePos), res.Took.Round(time.Millisecond))
+		} else {
+			fmt.Printf("%s (%s) is a writable primary of its own, at gtid_slave_pos %s (%s)\n", res.Replica, res.Address, orDash(res.SlavePos), res.Took.Round(time.Millisecond))
+		}
 		if res.Lost > 0 {
 			fmt.Printf("not replicated: %d of the cluster's transactions (against the furthest position its agents or its writer reported)\n", res.Lost)
 		} else {

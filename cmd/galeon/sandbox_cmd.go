@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/galeon-db/galeon/internal/discovery"
 	"github.com/galeon-db/galeon/internal/galera"
+	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/netdelay"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/topology"
@@ -195,6 +197,7 @@ type upFlags struct {
 	discovery        string
 	fromBackup       string
 	replicas         int
+	drOf             string
 }
 
 func (o *upFlags) define(fs *flag.FlagSet) {
@@ -211,6 +214,7 @@ func (o *upFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.oneSegment, "one-segment", false, "every site in gmcast.segment 0, as without segments")
 	fs.StringVar(&o.fromBackup, "from-backup", "", "start the cluster from a prepared backup `DIR` (galeon cluster backup): the first node gets its files and Galera position, the others join by state transfer; the sandbox's accounts get new passwords")
 	fs.IntVar(&o.replicas, "replicas", 0, "add `N` asynchronous replicas (replica1…, on P+600+k) that follow the writer: the nodes then keep binary logs with the cluster's GTIDs (wsrep_gtid_mode); each replica's agent moves it to every new writer")
+	fs.StringVar(&o.drOf, "dr-of", "", "make this sandbox a DR cluster of the sandbox `PRIMARY` (made with --replicas): it starts from a backup of PRIMARY (--from-backup, or one taken now), in a GTID domain of its own, read-only for clients, and its agent keeps one of its nodes replicating from PRIMARY's writer (another node if that one fails) until galeon replica promote NAME --name PRIMARY makes it the primary")
 	fs.BoolVar(&o.tls, "tls", false, "every node serves TLS to clients, with a CA and a certificate (for 127.0.0.1 and localhost) made for the sandbox in DIR/NAME/tls")
 	fs.StringVar(&o.discovery, "discovery", "", "the agents register the nodes in the etcd at `etcd://H:P|none`; none: no agents (default: the embedded etcd of the sandbox's proxy, etcd://127.0.0.1:P+500; with sites, on the sites' bridge, etcd://172.30.K.1:P+500, which proxies inside the sites reach)")
 }
@@ -241,15 +245,55 @@ func runUp(ctx context.Context, c *sandboxCall, o *upFlags) error {
 	case "none":
 		disc = ""
 	}
+	var slavePos string
+	if o.drOf != "" {
+		var err error
+		if o.fromBackup, slavePos, err = drSeed(ctx, c, o); err != nil {
+			return err
+		}
+	}
 	sb, err := sandbox.Up(ctx, sandbox.Options{Name: c.name, Nodes: o.nodes, BasePort: o.basePort, Dir: c.dir,
 		SSTMethod: o.sstMethod, ProviderOptions: o.provider, ServerOptions: o.server, Discovery: disc, Sites: sites,
-		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, TLS: o.tls, FromBackup: o.fromBackup, Replicas: o.replicas, Control: c.ctl})
+		WAN: o.wan, WANRTT: o.wanRTT, OneSegment: o.oneSegment, TLS: o.tls, FromBackup: o.fromBackup, Replicas: o.replicas,
+		DROf: o.drOf, DRSlavePos: slavePos, Control: c.ctl})
 	if err != nil {
 		return err
 	}
 	fmt.Printf("\nsandbox %q is up: %s in one Primary component (%.1fs)\n", sb.Name, membersText(sb), time.Since(c.start).Seconds())
 	printConnectInfo(sb)
 	return nil
+}
+
+// drSeed is the backup a DR cluster starts from (--from-backup, or one
+// of the primary taken now through its control plane) and the GTID
+// position it holds, where the DR cluster's replication starts.
+func drSeed(ctx context.Context, c *sandboxCall, o *upFlags) (string, string, error) {
+	dir := o.fromBackup
+	if dir == "" {
+		p, err := sandbox.Open(filepath.Join(filepath.Dir(c.dir), o.drOf), c.ctl)
+		if err != nil {
+			return "", "", fmt.Errorf("--dr-of %s: %w", o.drOf, err)
+		}
+		if p.Discovery == "" {
+			return "", "", fmt.Errorf("--dr-of %s: it has no control plane to take a backup through (created with --discovery none): give --from-backup DIR", o.drOf)
+		}
+		store, err := openControlStore(ctx, p.Discovery, p.Name)
+		if err != nil {
+			return "", "", err
+		}
+		defer store.Close()
+		if dir, _, err = takeBackup(ctx, p, store, "", "", "galeon sandbox up --dr-of ("+whoAmI()+")", c.ctl.Progress); err != nil {
+			return "", "", fmt.Errorf("--dr-of %s: the backup to start from: %w", o.drOf, err)
+		}
+	}
+	info, err := lifecycle.PositionOf(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if info.GTID == "" {
+		return "", "", fmt.Errorf("--from-backup %s holds no GTID position: a DR cluster needs a backup of a cluster that keeps binary logs (--replicas)", dir)
+	}
+	return dir, info.GTID, nil
 }
 
 func runStart(ctx context.Context, c *sandboxCall, sb *sandbox.Sandbox) error {

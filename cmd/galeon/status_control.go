@@ -184,6 +184,13 @@ func replicaLine(r discovery.ReplicaFacts, d *discovery.WriterDecision) string {
 		lag = fmt.Sprintf("%ds", *r.BehindSeconds)
 	}
 	line := fmt.Sprintf("  replica %-8s %-21s from %-8s behind %d trx / %s  moves %d  %s\n", r.Name, r.Address, orDash(r.SourceNode), max(r.Behind, 0), lag, r.Repoints, state)
+	switch {
+	case len(r.Members) > 0 && r.Promoted:
+		line += fmt.Sprintf("          a DR cluster of %d nodes (%s), promoted: every node takes writes\n", len(r.Members), strings.Join(r.Members, ", "))
+	case len(r.Members) > 0:
+		line += fmt.Sprintf("          a DR cluster of %d nodes (%s), replicating through %s; the others apply through Galera\n",
+			len(r.Members), strings.Join(r.Members, ", "), orDash(r.Address))
+	}
 	if a := r.Archive; a != nil {
 		astate := fmt.Sprintf("streaming, %ds behind", a.LagSeconds)
 		if !a.Streaming {

@@ -47,6 +47,14 @@ type ReplicaConfig struct {
 	// ArchiveServerID is the server id the archiver reads with.
 	ArchiveDir      string
 	ArchiveServerID uint32
+	// Members makes the replica a DR cluster: a Galera cluster whose
+	// nodes (host:port) these are. One of them replicates at a time
+	// (replica.ChooseMember), the others get the transactions through
+	// Galera; Address is ignored. They are read-only for clients until
+	// the promotion, which makes every one of them writable and then
+	// calls OnPromoted (a sandbox records it).
+	Members    []string
+	OnPromoted func() error
 }
 
 // ReplicaAgent keeps an asynchronous replica replicating from the
@@ -61,6 +69,11 @@ type ReplicaAgent struct {
 
 	facts   discovery.ReplicaFacts
 	archive *archive.Streamer
+
+	// A DR cluster's connections, one per member, and the member that
+	// replicates (db is its connection).
+	dbs    map[string]*sql.DB
+	acting string
 }
 
 // NewReplica returns a replica agent; Run starts it.
@@ -68,22 +81,40 @@ func NewReplica(cfg ReplicaConfig, store *discovery.Store, log *slog.Logger) (*R
 	if err := discovery.ValidName("replica", cfg.Name); err != nil {
 		return nil, err
 	}
-	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
-		return nil, fmt.Errorf("replica %s: address %q is not host:port", cfg.Name, cfg.Address)
-	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 500 * time.Millisecond
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = 10 * time.Second
 	}
-	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/?timeout=2s&readTimeout=10s&writeTimeout=10s", cfg.User, cfg.Password, cfg.Address))
+	r := &ReplicaAgent{cfg: cfg, store: store, log: log,
+		facts: discovery.ReplicaFacts{Name: cfg.Name, Address: cfg.Address, Pinned: cfg.Pinned}}
+	if len(cfg.Members) > 0 {
+		if cfg.ArchiveDir != "" {
+			return nil, errors.New("a DR cluster keeps no binary log archive: archive from a single replica")
+		}
+		r.dbs = map[string]*sql.DB{}
+		for _, m := range cfg.Members {
+			if _, _, err := net.SplitHostPort(m); err != nil {
+				return nil, fmt.Errorf("DR cluster %s: member %q is not host:port", cfg.Name, m)
+			}
+			db, err := r.open(m)
+			if err != nil {
+				return nil, err
+			}
+			r.dbs[m] = db
+		}
+		r.facts.Address, r.facts.Members = "", slices.Clone(cfg.Members)
+		return r, nil
+	}
+	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
+		return nil, fmt.Errorf("replica %s: address %q is not host:port", cfg.Name, cfg.Address)
+	}
+	db, err := r.open(cfg.Address)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(2)
-	r := &ReplicaAgent{cfg: cfg, store: store, log: log, db: db,
-		facts: discovery.ReplicaFacts{Name: cfg.Name, Address: cfg.Address, Pinned: cfg.Pinned}}
+	r.db = db
 	if cfg.ArchiveDir != "" {
 		if !filepath.IsAbs(cfg.ArchiveDir) {
 			return nil, fmt.Errorf("archive directory %q: give an absolute path", cfg.ArchiveDir)
@@ -99,6 +130,26 @@ func NewReplica(cfg ReplicaConfig, store *discovery.Store, log *slog.Logger) (*R
 	return r, nil
 }
 
+// open is a pool of connections to a replica server.
+func (r *ReplicaAgent) open(addr string) (*sql.DB, error) {
+	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)/?timeout=2s&readTimeout=10s&writeTimeout=10s", r.cfg.User, r.cfg.Password, addr))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(2)
+	return db, nil
+}
+
+// closeAll closes the connections to the replica's servers.
+func (r *ReplicaAgent) closeAll() {
+	if r.db != nil && r.dbs == nil {
+		r.db.Close()
+	}
+	for _, db := range r.dbs {
+		db.Close()
+	}
+}
+
 // archiveFacts is the archive's state as published.
 func archiveFacts(st archive.Status) *discovery.ArchiveFacts {
 	return &discovery.ArchiveFacts{Dir: st.Dir, Files: st.Files, Bytes: st.Bytes, BehindBytes: st.BehindBytes,
@@ -108,7 +159,7 @@ func archiveFacts(st archive.Status) *discovery.ArchiveFacts {
 // Run checks and acts every Interval, and at once on every writer
 // decision, until ctx ends; then it removes its registration.
 func (r *ReplicaAgent) Run(ctx context.Context) error {
-	defer r.db.Close()
+	defer r.closeAll()
 	if r.archive != nil {
 		actx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -224,6 +275,9 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 	f := &r.facts
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if r.dbs != nil && !r.pickMember(cctx) {
+		return
+	}
 	st, err := r.readStatus(cctx)
 	if err != nil {
 		f.Up, f.Error, f.State, f.Why = false, err.Error(), "unreachable", "the agent cannot read the replica's status: "+err.Error()
@@ -428,6 +482,11 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 	d := replica.PromoteStep(in)
 	if d.Action == replica.Promoted {
 		f.Promoted = true
+		if r.dbs != nil {
+			// A DR cluster's node that did not answer at the promotion
+			// (or restarted with read_only = ON) is made writable now.
+			r.drStillReadOnly(ctx)
+		}
 	}
 	f.SlavePos, f.IORunning, f.SQLRunning, f.IOError, f.SQLError = st.slavePos, st.ioRunning, st.sqlRunning, st.ioError, st.sqlError
 	prev := f.State + f.Why
@@ -447,6 +506,15 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 		if _, err := r.db.ExecContext(sctx, q); err != nil {
 			f.State, f.Why = "failed", "promoting: "+q+": "+err.Error()
 			r.log.Warn("replica: promotion failed", "replica", r.cfg.Name, "statement", q, "err", err)
+			return
+		}
+	}
+	if r.dbs != nil {
+		// A DR cluster: every node takes writes (its proxies then name
+		// a writer); one that does not answer now is made writable at
+		// a later tick (promoted: every node is checked).
+		if err := r.drWritable(sctx); err != nil {
+			f.State, f.Why = "failed", "promoting: "+err.Error()
 			return
 		}
 	}
@@ -501,4 +569,158 @@ func (r *ReplicaAgent) sourcePosition(ctx context.Context, addr string) (replica
 	}
 	p, err := replica.ParsePosition(s)
 	return p, err == nil
+}
+
+// member reads one DR cluster node's state for replica.ChooseMember, and
+// its positions.
+func (r *ReplicaAgent) member(ctx context.Context, addr string) (replica.Member, status) {
+	m := replica.Member{Addr: addr}
+	db := r.dbs[addr]
+	var state, cluster string
+	err := db.QueryRowContext(ctx, `SELECT
+		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT'),
+		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS')`).Scan(&state, &cluster)
+	if err != nil {
+		m.Why = err.Error()
+		return m, status{}
+	}
+	prev := r.db
+	r.db = db
+	st, err := r.readStatus(ctx)
+	r.db = prev
+	if err != nil {
+		m.Why = err.Error()
+		return m, status{}
+	}
+	m.Reachable, m.HasSource = true, st.source != ""
+	switch {
+	case cluster != "Primary":
+		m.Why = "not in its cluster's Primary component (" + cluster + ")"
+	case state != "Synced":
+		m.Why = state
+	default:
+		m.Fit = true
+	}
+	return m, st
+}
+
+// pickMember chooses the DR cluster node that replicates
+// (replica.ChooseMember) and makes it the agent's replica: replication
+// stopped and forgotten on every other node it reaches, and the chosen
+// node's gtid_slave_pos moved up to what its binary log holds of the
+// cluster's domain (Galera brought it the transactions another node
+// applied). False when no node can replicate (the facts say why).
+func (r *ReplicaAgent) pickMember(ctx context.Context) bool {
+	f := &r.facts
+	ms := make([]replica.Member, 0, len(r.cfg.Members))
+	sts := map[string]status{}
+	for _, addr := range r.cfg.Members {
+		m, st := r.member(ctx, addr)
+		ms = append(ms, m)
+		sts[addr] = st
+	}
+	choice, why := replica.ChooseMember(ms, r.acting)
+	if choice == "" {
+		f.Up, f.Error, f.State, f.Why = false, why, "unreachable", why
+		return false
+	}
+	for _, m := range ms {
+		if m.Addr != choice && m.Reachable && m.HasSource {
+			// Never two appliers: Galera already carries the chosen
+			// node's transactions to this one (checked at every tick:
+			// a node that replicated before may come back).
+			for _, q := range []string{"STOP SLAVE", "RESET SLAVE ALL"} {
+				if _, err := r.dbs[m.Addr].ExecContext(ctx, q); err != nil {
+					f.Up, f.State, f.Why = false, "failed", fmt.Sprintf("stopping replication on %s before it moves to %s: %s: %v", m.Addr, choice, q, err)
+					return false
+				}
+			}
+		}
+	}
+	if choice == r.acting {
+		return true
+	}
+	st := sts[choice]
+	if st.source == "" {
+		if err := r.catchUpSlavePos(ctx, r.dbs[choice]); err != nil {
+			f.Up, f.State, f.Why = false, "failed", "setting gtid_slave_pos on "+choice+": "+err.Error()
+			return false
+		}
+	}
+	r.log.Info("DR cluster: replicating through a new node", "replica", r.cfg.Name, "node", choice, "was", orNone(r.acting), "why", why)
+	r.acting, r.db, f.Address = choice, r.dbs[choice], choice
+	return true
+}
+
+// catchUpSlavePos moves a DR cluster node's gtid_slave_pos, in the
+// cluster's domain, up to its gtid_binlog_pos there: the last of the
+// cluster's transactions it holds, whichever node of the DR cluster
+// applied them.
+func (r *ReplicaAgent) catchUpSlavePos(ctx context.Context, db *sql.DB) error {
+	nodes, err := r.store.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	var domain *uint32
+	for _, n := range nodes {
+		if n.GTIDDomain != nil {
+			domain = n.GTIDDomain
+			break
+		}
+	}
+	if domain == nil {
+		return errors.New("the cluster's GTID domain is not published yet (the nodes' agents report wsrep_gtid_domain_id)")
+	}
+	var binlog, slave string
+	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos, @@gtid_slave_pos").Scan(&binlog, &slave); err != nil {
+		return err
+	}
+	bp, err := replica.ParsePosition(binlog)
+	if err != nil {
+		return err
+	}
+	sp, err := replica.ParsePosition(slave)
+	if err != nil {
+		return err
+	}
+	if sp.Covers(bp, *domain) {
+		return nil
+	}
+	sp[*domain] = bp[*domain]
+	_, err = db.ExecContext(ctx, "SET GLOBAL gtid_slave_pos = "+quoteString(sp.String()))
+	return err
+}
+
+// drStillReadOnly makes writable the nodes of a promoted DR cluster that
+// are still read-only.
+func (r *ReplicaAgent) drStillReadOnly(ctx context.Context) {
+	for _, addr := range r.cfg.Members {
+		var ro bool
+		if err := r.dbs[addr].QueryRowContext(ctx, "SELECT @@read_only").Scan(&ro); err == nil && ro {
+			if _, err := r.dbs[addr].ExecContext(ctx, "SET GLOBAL read_only = OFF"); err == nil {
+				r.log.Info("promoted DR cluster: node made writable", "replica", r.cfg.Name, "node", addr)
+			}
+		}
+	}
+}
+
+// drWritable makes every node of a promoted DR cluster writable, then
+// records the promotion (OnPromoted).
+func (r *ReplicaAgent) drWritable(ctx context.Context) error {
+	for _, addr := range r.cfg.Members {
+		if _, err := r.dbs[addr].ExecContext(ctx, "SET GLOBAL read_only = OFF"); err != nil {
+			r.log.Warn("promoted DR cluster: a node is still read-only", "replica", r.cfg.Name, "node", addr, "err", err)
+		}
+	}
+	if r.cfg.OnPromoted != nil {
+		return r.cfg.OnPromoted()
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

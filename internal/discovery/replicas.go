@@ -16,8 +16,12 @@ import (
 // behind it is, and what its agent last did.
 type ReplicaFacts struct {
 	Name string `json:"name"`
-	// Address is the replica's own client address.
-	Address string `json:"address"`
+	// Address is the replica's own client address. Members are a DR
+	// cluster's nodes (a Galera cluster as the replica): Address is then
+	// the one that replicates, the others get its transactions through
+	// Galera.
+	Address string   `json:"address"`
+	Members []string `json:"members,omitempty"`
 	// Source is the node it replicates from (name and host:port; ""
 	// before the first setup); Pinned, the node an operator named
 	// instead of the writer.

@@ -35,6 +35,8 @@ type Promote struct {
 // PromoteResult is what a promotion did.
 type PromoteResult struct {
 	Replica, Address string
+	// Members are a DR cluster's nodes (every one takes writes).
+	Members []string
 	// SlavePos is what the replica had applied; ClusterPos the cluster's
 	// last published position; Lost the cluster's transactions it lacked.
 	SlavePos, ClusterPos string
@@ -128,7 +130,7 @@ func (p Promote) Run(ctx context.Context) (PromoteResult, error) {
 	if !r.Up {
 		return res, fmt.Errorf("replica %s: its agent cannot reach it (%s)", p.Replica, r.Error)
 	}
-	res.Address = r.Address
+	res.Address, res.Members = r.Address, r.Members
 	nodes, err := p.Store.Nodes(ctx)
 	if err != nil {
 		return res, err

@@ -7,6 +7,7 @@ package replica
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -56,4 +57,19 @@ func (p Position) Seqno(domain uint32) uint64 { return p[domain].Seqno }
 // at p can serve a replica at need (in that domain) without a gap.
 func (p Position) Covers(need Position, domain uint32) bool {
 	return p.Seqno(domain) >= need.Seqno(domain)
+}
+
+// String is the position as MariaDB writes it: its GTIDs by domain,
+// comma-separated.
+func (p Position) String() string {
+	domains := make([]uint32, 0, len(p))
+	for d := range p {
+		domains = append(domains, d)
+	}
+	slices.Sort(domains)
+	parts := make([]string, 0, len(domains))
+	for _, d := range domains {
+		parts = append(parts, p[d].String())
+	}
+	return strings.Join(parts, ",")
 }

@@ -52,6 +52,11 @@ func (s *State) agentLog(n Node) string     { return filepath.Join(s.Dir, "agent
 // node's processes (after it stops) leaves its agent running: an agent
 // outlives its node's restarts and reports them.
 func (s *State) agentArgs(n Node) []string {
+	if s.isDRAgent(n) {
+		// A DR cluster's agent keeps one of its nodes replicating from
+		// the primary's writer: a replica of the primary's cluster.
+		return []string{"agent", "--sandbox-dir=" + s.Dir, "--replica=" + n.Name, "--discovery=" + s.Discovery, "--cluster=" + s.DROf}
+	}
 	if n.Replica {
 		// A replica's agent keeps it on the writer (galeon agent --replica);
 		// the first replica's also keeps the sandbox's binary log archive.
@@ -103,7 +108,9 @@ func (sb *Sandbox) StartAgent(n Node) error {
 	}
 	pid := cmd.Process.Pid
 	go func() { _ = cmd.Wait() }() // reap it if it dies while we run
-	if n.Replica {
+	if sb.isDRAgent(n) {
+		sb.ctl.Progress(n.Name, fmt.Sprintf("DR agent started (pid %d, keeps one node replicating from %s's writer; log %s)", pid, sb.DROf, sb.agentLog(n)))
+	} else if n.Replica {
 		what := "keeps it on the writer"
 		if n.Index == 1 {
 			what += " and the cluster's binary log archive in " + sb.ArchiveDir() + ", for galeon cluster restore --archive"
@@ -148,9 +155,25 @@ func (sb *Sandbox) AgentStatus(n Node) string {
 	return "stopped"
 }
 
+// drAgent is the DR cluster's agent as a pseudo-node: a replica of the
+// primary named after the sandbox.
+func (s *State) drAgent() Node { return Node{Name: s.Name, Replica: true} }
+
+func (s *State) isDRAgent(n Node) bool { return s.DROf != "" && n.Replica && n.Name == s.Name }
+
+// agentNodes are the nodes and replicas that have an agent, and a DR
+// cluster's own agent.
+func (s *State) agentNodes() []Node {
+	ns := append(slices.Clone(s.Nodes), s.Replicas...)
+	if s.DROf != "" {
+		ns = append(ns, s.drAgent())
+	}
+	return ns
+}
+
 func (sb *Sandbox) startAgents() error {
 	var errs []error
-	for _, n := range append(slices.Clone(sb.Nodes), sb.Replicas...) {
+	for _, n := range sb.agentNodes() {
 		errs = append(errs, sb.StartAgent(n))
 	}
 	return errors.Join(errs...)
@@ -160,7 +183,7 @@ func (sb *Sandbox) startAgents() error {
 // them (a sandbox being destroyed must leave nothing behind).
 func (sb *Sandbox) stopAgents(ctx context.Context) error {
 	var errs []error
-	for _, n := range append(slices.Clone(sb.Nodes), sb.Replicas...) {
+	for _, n := range sb.agentNodes() {
 		errs = append(errs, sb.StopAgent(ctx, n))
 	}
 	return errors.Join(errs...)

@@ -103,6 +103,15 @@ type State struct {
 	// whichever node is the writer. Replicas are those replicas.
 	ReplicationSource bool   `json:"replication_source,omitempty"`
 	Replicas          []Node `json:"replicas,omitempty"`
+	// DROf names the sandbox this one is a DR cluster of: a Galera
+	// cluster that replicates the other one asynchronously (its agent,
+	// galeon agent --dr-cluster, keeps one node replicating from the
+	// other's writer), read-only for clients until it is promoted. It
+	// numbers its own transactions apart: GTIDDomain and ServerID.
+	DROf       string `json:"dr_of,omitempty"`
+	DRPromoted bool   `json:"dr_promoted,omitempty"`
+	GTIDDomain uint32 `json:"gtid_domain,omitempty"`
+	ServerID   uint32 `json:"server_id,omitempty"`
 	// IDSlots is the highest AUTO_INCREMENT increment the nodes were
 	// given (idSeries): removing a node never narrows it, so that the
 	// nodes' series never meet.

@@ -121,6 +121,11 @@ func (s *State) myCnf(n Node) string {
 	var b strings.Builder
 	b.WriteString("# Written by galeon sandbox; regenerated on start, edit sandbox.json options instead.\n[mariadbd]\n")
 	server := merged(merged(defaultServerOptions(), s.idSeries(n)), s.ServerOptions)
+	if s.ReadOnlyDR() {
+		// Clients must not write to a cluster that replicates another:
+		// its replication and Galera's appliers ignore read_only.
+		server["read_only"] = "ON"
+	}
 	for _, k := range sortedKeys(server) {
 		fmt.Fprintf(&b, "%s = %s\n", k, server[k])
 	}
@@ -155,7 +160,7 @@ wsrep_sst_method = %s
 		fmt.Fprintf(&b, "wsrep_sst_auth = %s:%s\n", s.Credentials.SSTUser, s.Credentials.SSTPassword)
 	}
 	if s.ReplicationSource {
-		b.WriteString(sourceCnf(n))
+		b.WriteString(s.sourceCnf(n))
 	}
 	if s.TLS {
 		// The SST scripts would pick these up and encrypt the state

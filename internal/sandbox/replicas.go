@@ -24,14 +24,40 @@ const MaxReplicas = 9
 // what the node applies from the others, the cluster's transactions
 // numbered alike on every node (one domain, wsrep_gtid_mode), and the
 // node's own local writes in a domain of their own.
-func sourceCnf(n Node) string {
-	return fmt.Sprintf(`log_bin = binlog
+func (s *State) sourceCnf(n Node) string {
+	cnf := fmt.Sprintf(`log_bin = binlog
 log_slave_updates = ON
-server_id = 1
+server_id = %d
 wsrep_gtid_mode = ON
 wsrep_gtid_domain_id = %d
 gtid_domain_id = %d
-`, ClusterGTIDDomain, ClusterGTIDDomain+n.Index)
+`, s.serverID(), s.gtidDomain(), s.gtidDomain()+uint32(n.Index))
+	if s.DROf != "" {
+		// A DR cluster's node never resumes replicating by itself when
+		// it starts: its agent decides which one node replicates (two
+		// would apply the primary's transactions twice).
+		cnf += "skip_slave_start = ON\n"
+	}
+	return cnf
+}
+
+// gtidDomain is the GTID domain the cluster numbers its transactions
+// in: ClusterGTIDDomain, or a DR cluster's own.
+func (s *State) gtidDomain() uint32 {
+	if s.GTIDDomain != 0 {
+		return s.GTIDDomain
+	}
+	return ClusterGTIDDomain
+}
+
+// serverID is the nodes' server_id (one per cluster with
+// wsrep_gtid_mode): 1, or a DR cluster's own, so that each cluster
+// takes the other's transactions when it replicates them.
+func (s *State) serverID() uint32 {
+	if s.ServerID != 0 {
+		return s.ServerID
+	}
+	return 1
 }
 
 // replicaCnf is an asynchronous replica's option file: a plain MariaDB

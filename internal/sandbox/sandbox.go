@@ -59,6 +59,17 @@ type Options struct {
 	// Replicas makes the nodes a replication source (binary logs with
 	// the cluster's GTIDs) and adds that many asynchronous replicas.
 	Replicas int
+	// ReplicationSource makes the nodes a replication source without
+	// replicas of the sandbox's own (for a DR cluster: --dr-of).
+	ReplicationSource bool
+	// DROf makes the sandbox a DR cluster of the sandbox of that name
+	// (in the same parent directory): it starts from FromBackup, a
+	// backup of that cluster, with its accounts, in a GTID domain and
+	// server_id of its own, read-only for clients, with
+	// gtid_slave_pos = DRSlavePos (the backup's GTID position) on every
+	// node, so that its agent can start replicating where the copy ends.
+	DROf       string
+	DRSlavePos string
 	Control
 }
 
@@ -170,6 +181,13 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 	if err := checkPrerequisites(opts.SSTMethod); err != nil {
 		return nil, err
 	}
+	var primary *Sandbox
+	if opts.DROf != "" {
+		var err error
+		if primary, err = drPrimary(opts); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := os.Stat(opts.Dir + "/" + stateFile); err == nil {
 		return nil, fmt.Errorf("sandbox %q already exists in %s: use `galeon sandbox start --name %s`, or `galeon sandbox destroy --name %s` first", opts.Name, opts.Dir, opts.Name, opts.Name)
 	}
@@ -177,11 +195,14 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 		State: State{
 			Name: opts.Name, Dir: opts.Dir, BasePort: opts.BasePort, SSTMethod: opts.SSTMethod,
 			ProviderOptions: providerOptions(opts), ServerOptions: opts.ServerOptions, TLS: opts.TLS, WANRTT: opts.WANRTT.String(),
-			Discovery: opts.Discovery, Credentials: newCredentials(), ReplicationSource: opts.Replicas > 0,
+			Discovery: opts.Discovery, Credentials: newCredentials(), ReplicationSource: opts.Replicas > 0 || opts.ReplicationSource,
 		},
 		ctl:        opts.Control,
 		dbs:        map[string]*sql.DB{},
 		fromBackup: opts.FromBackup,
+	}
+	if primary != nil {
+		sb.makeDROf(primary)
 	}
 	if opts.Sites != "" {
 		if err := sb.planSites(opts.Sites, opts.OneSegment); err != nil {
@@ -208,6 +229,12 @@ func Up(ctx context.Context, opts Options) (*Sandbox, error) {
 	if err := sb.create(ctx); err != nil {
 		_ = sb.Destroy(context.Background())
 		return nil, err
+	}
+	if primary != nil {
+		if err := sb.setSlavePos(ctx, opts.DRSlavePos); err != nil {
+			_ = sb.Destroy(context.Background())
+			return nil, err
+		}
 	}
 	for i := 0; i < opts.Replicas; i++ {
 		if _, err := sb.AddReplica(ctx); err != nil {

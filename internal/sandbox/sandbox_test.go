@@ -157,3 +157,26 @@ func TestSiteLayout(t *testing.T) {
 		t.Errorf("duplicate site: %v", err)
 	}
 }
+
+func TestDRClusterCnf(t *testing.T) {
+	p := &State{Name: "p", Dir: "/tmp/p", BasePort: 4400, ReplicationSource: true}
+	s := &State{Name: "dr", Dir: "/tmp/dr", BasePort: 5400}
+	for i := 1; i <= 3; i++ {
+		s.Nodes = append(s.Nodes, newNode(s.BasePort, i))
+	}
+	sb := &Sandbox{State: *s}
+	sb.makeDROf(&Sandbox{State: *p})
+	cnf := sb.myCnf(sb.Nodes[1])
+	for _, want := range []string{"server_id = 2\n", "wsrep_gtid_domain_id = 200\n", "gtid_domain_id = 202\n", "skip_slave_start = ON\n", "read_only = ON\n", "log_slave_updates = ON\n"} {
+		if !strings.Contains(cnf, want) {
+			t.Errorf("a DR cluster node's my.cnf lacks %q:\n%s", want, cnf)
+		}
+	}
+	sb.DRPromoted = true
+	if cnf := sb.myCnf(sb.Nodes[1]); strings.Contains(cnf, "read_only") {
+		t.Errorf("a promoted DR cluster node is still read-only:\n%s", cnf)
+	}
+	if cnf := p.myCnf(newNode(p.BasePort, 1)); !strings.Contains(cnf, "server_id = 1\n") || !strings.Contains(cnf, "wsrep_gtid_domain_id = 100\n") || strings.Contains(cnf, "skip_slave_start") {
+		t.Errorf("the primary's my.cnf:\n%s", cnf)
+	}
+}

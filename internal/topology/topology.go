@@ -631,7 +631,7 @@ func (s *Snapshot) Why(hostgroup string) string {
 		}
 		return "writer switch to " + s.Pending + " in progress"
 	}
-	var parts, online []string
+	var parts, online, readOnly []string
 	for _, srv := range s.Servers {
 		weight := srv.WriterWeight
 		if hostgroup == "reader" {
@@ -640,13 +640,28 @@ func (s *Snapshot) Why(hostgroup string) string {
 		switch {
 		case weight > 0 && !srv.Online:
 			parts = append(parts, fmt.Sprintf("%s %s (%s)", srv.Name, strings.ToLower(srv.State()), srv.Reason))
+		case weight > 0 && hostgroup == "writer" && srv.ReadOnly:
+			readOnly = append(readOnly, srv.Name)
 		case weight > 0:
 			online = append(online, srv.Name)
 		}
 	}
+	if len(parts) == 0 && len(online) == 0 && len(readOnly) > 0 {
+		return strings.Join(readOnly, ", ") + " ONLINE but read_only = ON (a DR cluster that still replicates its primary, or fenced): write to the primary, or promote this cluster"
+	}
+	ro := ""
+	if len(readOnly) > 0 {
+		ro = strings.Join(readOnly, ", ") + " read_only = ON"
+	}
 	if len(parts) == 0 && len(online) > 0 {
 		// Fit nodes, none chosen: the writer decision says why.
+		if ro != "" {
+			return strings.Join(online, ", ") + " ONLINE here; " + ro
+		}
 		return strings.Join(online, ", ") + " ONLINE here"
+	}
+	if ro != "" {
+		parts = append(parts, ro)
 	}
 	if len(parts) == 0 {
 		return "no node has a " + hostgroup + " weight"

@@ -482,3 +482,25 @@ func TestNearestSite(t *testing.T) {
 		}
 	}
 }
+
+func TestWhyNamesReadOnlyNodes(t *testing.T) {
+	srv := func(name string, online, ro bool) Server {
+		return Server{Name: name, Online: online, ReadOnly: ro, WriterWeight: 1, ReaderWeight: 1, Reason: "unreachable"}
+	}
+	for _, tc := range []struct {
+		name    string
+		servers []Server
+		want    string
+	}{
+		{"all read-only", []Server{srv("a", true, true), srv("b", true, true)}, "a, b ONLINE but read_only = ON (a DR cluster that still replicates its primary, or fenced): write to the primary, or promote this cluster"},
+		{"some read-only", []Server{srv("a", true, false), srv("b", true, true)}, "a ONLINE here; b read_only = ON"},
+		{"offline and read-only", []Server{srv("a", false, false), srv("b", true, true)}, "a offline (unreachable); b read_only = ON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Snapshot{Servers: tc.servers}
+			if got := s.Why("writer"); got != tc.want {
+				t.Fatalf("Why = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
