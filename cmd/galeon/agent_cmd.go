@@ -99,6 +99,7 @@ func runAgent(ctx context.Context, args []string) error {
 	replicaName := fs.String("replica", "", "run beside an asynchronous replica of the cluster instead of a node: keep it replicating from the writer (its name)")
 	sourceUser := fs.String("source-user", "", "--replica: the account the replica reads the nodes' binary logs with (REPLICATION SLAVE; password from $GALEON_SOURCE_PASSWORD); empty keeps what the replica has")
 	pinned := fs.String("source-node", "", "--replica: replicate from this node instead of the writer")
+	members := fs.String("members", "", "--replica: the replica is a DR cluster (a Galera cluster) with these nodes (host:port, comma-separated): one of them replicates at a time, another when it fails; all are made writable at the promotion (instead of --address)")
 	archiveDir := fs.String("archive", "", "--replica: keep this directory (absolute) a live copy of the replica's binary log: the cluster's transactions as one GTID stream, for point-in-time recovery (galeon cluster restore --archive); --user then needs REPLICATION SLAVE and BINLOG MONITOR")
 	df := addDiscoveryFlags(fs)
 	if _, err := parseInterleaved(fs, args); err != nil {
@@ -111,6 +112,9 @@ func runAgent(ctx context.Context, args []string) error {
 		rc := agent.ReplicaConfig{Name: *replicaName, Address: *addr, User: *user, Password: os.Getenv("GALEON_REPLICA_PASSWORD"),
 			SourceUser: *sourceUser, SourcePassword: os.Getenv("GALEON_SOURCE_PASSWORD"), Pinned: *pinned, Interval: *interval,
 			ArchiveDir: *archiveDir}
+		if *members != "" {
+			rc.Members = strings.Split(*members, ",")
+		}
 		if *passwordFile != "" {
 			var err error
 			if rc.Password, err = readPasswordFile(*passwordFile); err != nil {
@@ -143,7 +147,7 @@ func runAgent(ctx context.Context, args []string) error {
 			rc.Address, rc.User, rc.Password, rc.SourceUser, rc.SourcePassword = n.Addr(), c.AdminUser, c.AdminPassword, c.ReplUser, c.ReplPassword
 		}
 		switch {
-		case rc.Address == "":
+		case rc.Address == "" && len(rc.Members) == 0:
 			return errors.New("--address of the replica is required (or --sandbox NAME)")
 		case rc.User == "":
 			return errors.New("--user is required with --replica: an account on the replica that may run CHANGE MASTER (its password in $GALEON_REPLICA_PASSWORD or --password-file)")
