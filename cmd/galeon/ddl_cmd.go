@@ -35,18 +35,19 @@ func (f *ddlFlags) add(fs *flag.FlagSet) {
 
 // runDDL is galeon cluster ddl.
 func runDDL(ctx context.Context, sb *sandbox.Sandbox, store *discovery.Store, pos []string, f ddlFlags, who string, progress func(node, msg string)) error {
-	var open func(string) (*sql.DB, error)
+	var open, replicaDB func(string) (*sql.DB, error)
 	switch {
 	case sb != nil:
-		open = sb.LongAdminDB
+		open, replicaDB = sb.LongAdminDB, lifecycle.AddrDB(sb.Credentials.AdminUser, sb.Credentials.AdminPassword)
 	case *f.nodeUser == "":
 		return errors.New("galeon cluster ddl reaches every node's server with an account that may run DDL and SET GLOBAL: give --node-user, its password in $GALEON_NODE_PASSWORD")
 	default:
 		open = lifecycle.DirectNodeDB(store, *f.nodeUser, os.Getenv("GALEON_NODE_PASSWORD"))
+		replicaDB = lifecycle.AddrDB(*f.nodeUser, os.Getenv("GALEON_NODE_PASSWORD")) // the cluster's accounts replicate to its replicas
 	}
 	nodeDB, closeAll := lifecycle.CachedNodeDB(open)
 	defer closeAll()
-	sc := lifecycle.SchemaChange{Store: store, By: who, Progress: progress, DB: nodeDB}
+	sc := lifecycle.SchemaChange{Store: store, By: who, Progress: progress, DB: nodeDB, ReplicaDB: replicaDB}
 	start := time.Now()
 	switch {
 	case *f.abandon:

@@ -67,7 +67,7 @@ type running struct {
 func New(store *discovery.Store, user, password, by string, log *slog.Logger) *Runner {
 	db, closeDBs := lifecycle.CachedNodeDB(lifecycle.DirectNodeDB(store, user, password))
 	r := &Runner{store: store, closeDBs: closeDBs, log: log, now: time.Now}
-	r.sc = lifecycle.SchemaChange{Store: store, By: by, DB: db, Progress: func(node, msg string) {
+	r.sc = lifecycle.SchemaChange{Store: store, By: by, DB: db, ReplicaDB: lifecycle.AddrDB(user, password), Progress: func(node, msg string) {
 		log.Info("schema change", "node", node, "progress", msg)
 	}}
 	r.ctx, r.cancel = context.WithCancel(context.Background())

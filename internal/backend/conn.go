@@ -57,7 +57,7 @@ type Conn struct {
 	lastUsed    time.Time
 	broken      bool
 	writerEpoch uint64
-	// parked: in use in the writer role, but held by an idle session
+	// parked: in use, but held by an idle session
 	// with no transaction open (Pool.Park).
 	parked bool
 	fenced atomic.Bool

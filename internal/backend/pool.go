@@ -59,6 +59,9 @@ type Stats struct {
 	ConnUsed, ConnFree, ConnOK, ConnERR, MaxConnUsed int64
 	Queries, BytesSent, BytesRecv                    int64
 	LatencyUs                                        int64
+	// ConnParked of ConnUsed are held by idle sessions with no
+	// transaction open (Park): a drain does not wait for them.
+	ConnParked int64
 }
 
 // Pool holds one node's idle connections for every profile, under one
@@ -77,6 +80,8 @@ type Pool struct {
 	waiters []*waiter
 
 	writerInUse atomic.Int64
+	// parkedN counts the connections in use that are parked (Park).
+	parkedN atomic.Int64
 	// writersDone signals (coalesced) that writerInUse fell to zero.
 	writersDone chan struct{}
 	// draining: a writer change away from this node waits for its
@@ -387,6 +392,9 @@ func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
 func (p *Pool) endUse(c *Conn) {
 	p.mu.Lock()
 	counted := c.writerEpoch != 0 && !c.parked
+	if c.parked {
+		p.parkedN.Add(-1)
+	}
 	c.writerEpoch, c.parked = 0, false // under mu: FenceWriters reads them
 	delete(p.inUse, c)
 	p.mu.Unlock()
@@ -409,6 +417,9 @@ func (p *Pool) MarkWriter(c *Conn, epoch uint64) {
 	if c.writerEpoch == 0 || c.parked {
 		p.writerInUse.Add(1)
 	}
+	if c.parked {
+		p.parkedN.Add(-1)
+	}
 	c.writerEpoch, c.parked = epoch, false // under mu: FenceWriters reads them
 	p.mu.Unlock()
 }
@@ -424,20 +435,24 @@ func (p *Pool) writerDone() {
 	}
 }
 
-// Park says that c, in use in the writer role, is held by a session that
-// is idle with no transaction open (kept after a write for a statement
-// about it, or for state pinned there): a writer change does not wait for
-// it, since nothing that runs there can be lost by fencing it. Only the
-// session that holds c parks and unparks it.
+// Park says that c, in use, is held by a session that is idle with no
+// transaction open (kept after a write for a statement about it, or for
+// state pinned there): neither a writer change nor a drain of the node
+// waits for it, since nothing runs there that fencing or draining could
+// lose. Only the session that holds c parks and unparks it.
 func (p *Pool) Park(c *Conn) {
 	p.mu.Lock()
-	if c.writerEpoch == 0 || c.parked {
+	if c.parked {
 		p.mu.Unlock()
 		return
 	}
 	c.parked = true
+	p.parkedN.Add(1)
+	writer := c.writerEpoch != 0
 	p.mu.Unlock()
-	p.writerDone()
+	if writer {
+		p.writerDone()
+	}
 }
 
 // Unpark takes a parked c back for a statement. It fails while a writer
@@ -449,11 +464,15 @@ func (p *Pool) Unpark(c *Conn) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.draining {
+	writer := c.writerEpoch != 0
+	if p.draining && writer {
 		return false
 	}
 	c.parked = false
-	p.writerInUse.Add(1)
+	p.parkedN.Add(-1)
+	if writer {
+		p.writerInUse.Add(1)
+	}
 	return true
 }
 
@@ -562,6 +581,6 @@ func (p *Pool) Stats() Stats {
 	return Stats{
 		ConnUsed: p.used.Load(), ConnFree: int64(free), ConnOK: p.connOK.Load(), ConnERR: p.connErr.Load(),
 		MaxConnUsed: p.maxUsed.Load(), Queries: p.queries.Load(), BytesSent: p.bytesSent.Load(),
-		BytesRecv: p.bytesRecv.Load(), LatencyUs: p.latencyUs.Load(),
+		BytesRecv: p.bytesRecv.Load(), LatencyUs: p.latencyUs.Load(), ConnParked: p.parkedN.Load(),
 	}
 }

@@ -196,11 +196,34 @@ func TestParkedWritersAreNotWaitedFor(t *testing.T) {
 	if p.WriterInUse() != 0 {
 		t.Errorf("writers in use after all came back: %d", p.WriterInUse())
 	}
-	// A parked reader-role connection is not counted at all.
+	// A parked reader-role connection is not counted as a writer, can
+	// be taken back during a writer drain, and is not busy for a drain
+	// of the node (Stats: in use, parked).
 	r, _ := p.Get(context.Background(), prof)
 	p.Park(r)
+	if st := p.Stats(); st.ConnUsed != 1 || st.ConnParked != 1 {
+		t.Errorf("a parked reader connection: used %d parked %d, want 1 and 1", st.ConnUsed, st.ConnParked)
+	}
+	p.DrainWriters(true)
 	if !p.Unpark(r) || p.WriterInUse() != 0 {
 		t.Errorf("a reader connection parked: writers in use %d", p.WriterInUse())
 	}
+	p.DrainWriters(false)
+	if st := p.Stats(); st.ConnParked != 0 {
+		t.Errorf("unparked: parked %d", st.ConnParked)
+	}
+	p.Park(r)
 	p.Put(r, prof)
+	if st := p.Stats(); st.ConnUsed != 0 || st.ConnParked != 0 {
+		t.Errorf("a parked connection put back: used %d parked %d, want 0 and 0", st.ConnUsed, st.ConnParked)
+	}
+	// A parked writer connection marked again (a write on it) is busy.
+	w, _ := p.Get(context.Background(), prof)
+	p.MarkWriter(w, 4)
+	p.Park(w)
+	p.MarkWriter(w, 4)
+	if st := p.Stats(); st.ConnParked != 0 || p.WriterInUse() != 1 {
+		t.Errorf("a parked writer marked again: parked %d, writers in use %d, want 0 and 1", st.ConnParked, p.WriterInUse())
+	}
+	p.Put(w, prof)
 }

@@ -38,19 +38,26 @@ func DirectNodeDB(store *discovery.Store, user, password string) func(node strin
 			return nil, err
 		}
 		for _, n := range nodes {
-			if n.Name != node {
-				continue
+			if n.Name == node {
+				return AddrDB(user, password)(n.Address)
 			}
-			cfg := mysql.NewConfig()
-			cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", n.Address
-			cfg.Timeout, cfg.WriteTimeout = 5*time.Second, 30*time.Second
-			c, err := mysql.NewConnector(cfg)
-			if err != nil {
-				return nil, err
-			}
-			return sql.OpenDB(c), nil
 		}
 		return nil, fmt.Errorf("no node %s is registered", node)
+	}
+}
+
+// AddrDB opens a pool to the server at a MySQL address as user, as
+// DirectNodeDB does (for replicas, which are not nodes).
+func AddrDB(user, password string) func(addr string) (*sql.DB, error) {
+	return func(addr string) (*sql.DB, error) {
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr = user, password, "tcp", addr
+		cfg.Timeout, cfg.WriteTimeout = 5*time.Second, 30*time.Second
+		c, err := mysql.NewConnector(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return sql.OpenDB(c), nil
 	}
 }
 
@@ -89,6 +96,13 @@ func CachedNodeDB(open func(node string) (*sql.DB, error)) (db NodeDB, closeAll 
 type SchemaChange struct {
 	Store *discovery.Store
 	DB    NodeDB
+	// ReplicaDB opens a pool to an asynchronous replica (or the node of
+	// a DR cluster that replicates) at its address, as an account that
+	// may run DDL there: a change rolled node by node is not in the
+	// cluster's GTID domain, which is all replicas follow, so it is run
+	// on each of them after the roll. Nil leaves the replicas without it
+	// (said in the progress).
+	ReplicaDB func(addr string) (*sql.DB, error)
 	// By names who runs it (events, the operation record).
 	By       string
 	Progress func(node, msg string)
@@ -557,7 +571,76 @@ func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Res
 			s.Progress(name, fmt.Sprintf("changed in %s; every node done", took.Round(time.Second)))
 		}
 	}
+	s.changeReplicas(ctx, rec.get())
 	return done()
+}
+
+// changeReplicas runs a change rolled under RSU on every asynchronous
+// replica of the cluster: each node logged it in its own GTID domain,
+// which replicas do not follow (they take the cluster's only). The
+// change replicates both ways with the old definition (the roll's rule),
+// so a replica applies the cluster's rows whether it has it yet or not.
+// A replica that has the new definition already is left as it is; one
+// that cannot be changed is said, and the roll is not failed for it.
+func (s SchemaChange) changeReplicas(ctx context.Context, op discovery.Operation) {
+	rs, err := s.Store.Replicas(ctx)
+	if err != nil || len(rs) == 0 {
+		return
+	}
+	table := tableOf(&op)
+	for _, r := range rs {
+		switch {
+		case r.Promoted:
+			s.Progress(r.Name, "replica promoted to a primary of its own: not changed")
+			continue
+		case r.Address == "":
+			s.Progress(r.Name, "replica not reachable now: not changed; run the statement there by hand")
+			continue
+		case s.ReplicaDB == nil:
+			s.Progress(r.Name, "replica not changed (no account to reach it): run the statement there by hand")
+			continue
+		}
+		db, err := s.ReplicaDB(r.Address)
+		if err != nil {
+			s.Progress(r.Name, "replica not changed: "+err.Error())
+			continue
+		}
+		start := time.Now()
+		err = changeReplica(ctx, db, op, table)
+		db.Close()
+		switch {
+		case errors.Is(err, errHasIt):
+			s.Progress(r.Name, "replica already has the new definition")
+		case err != nil:
+			s.Progress(r.Name, "replica NOT changed: "+err.Error()+"; run the statement there by hand")
+		default:
+			s.Progress(r.Name, fmt.Sprintf("replica changed in %s (at %s)", time.Since(start).Round(time.Millisecond), r.Address))
+		}
+	}
+}
+
+var errHasIt = errors.New("has the new definition")
+
+// changeReplica runs op's statement on one replica, unless it has the
+// new definition already (a resumed roll).
+func changeReplica(ctx context.Context, db *sql.DB, op discovery.Operation, table string) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if op.After != "" && table != "" {
+		if def, err := showCreate(ctx, conn, op.Schema, table); err == nil && def == op.After {
+			return errHasIt
+		}
+	}
+	if op.Schema != "" {
+		if _, err := conn.ExecContext(ctx, "USE "+quote(op.Schema)); err != nil {
+			return err
+		}
+	}
+	_, err = conn.ExecContext(ctx, op.Statement)
+	return err
 }
 
 // rollOne changes one node alone: drained through every proxy, the

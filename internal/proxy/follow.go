@@ -404,8 +404,10 @@ func (p *Proxy) Settled() bool {
 func (p *Proxy) InUse() map[string]int64 {
 	out := map[string]int64{}
 	for name, pool := range *p.pools.Load() {
-		if n := pool.Stats().ConnUsed; n > 0 {
-			out[name] = n
+		// Connections parked by idle sessions hold no work a drain
+		// could wait for.
+		if st := pool.Stats(); st.ConnUsed-st.ConnParked > 0 {
+			out[name] = st.ConnUsed - st.ConnParked
 		}
 	}
 	return out

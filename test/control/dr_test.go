@@ -18,6 +18,7 @@ import (
 	"github.com/galeon-db/galeon/internal/replica"
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
+	"github.com/galeon-db/galeon/internal/schemachange"
 )
 
 // TestDRCluster: a whole Galera cluster as the cluster's DR replica
@@ -212,6 +213,27 @@ func TestDRCluster(t *testing.T) {
 	}
 	if f := facts(); f.SQLError != "" || f.IOError != "" || len(errorsSeen) > 0 {
 		t.Errorf("replication errors: now %q %q, seen %q", f.SQLError, f.IOError, errorsSeen)
+	}
+
+	// A change rolled node by node (RSU) is logged by each node in its
+	// own GTID domain, which the DR cluster does not follow: the roll
+	// runs it on the DR cluster too, where every node gets it.
+	sc := lifecycle.SchemaChange{Store: store, By: "test", DrainTimeout: 5 * time.Second, DB: nodeDB,
+		ReplicaDB: lifecycle.AddrDB(c.AdminUser, c.AdminPassword),
+		Progress:  func(node, msg string) { t.Logf("schema change: %s: %s", node, msg) }}
+	p, err := sc.Prepare(ctx, "ALTER TABLE app.ledger ADD INDEX by_proxy (proxy)", "", schemachange.RSU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Run(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range dr.Nodes {
+		ndb, _ := dr.DB(n.Name)
+		var def, name string
+		if err := ndb.QueryRow("SHOW CREATE TABLE app.ledger").Scan(&name, &def); err != nil || !strings.Contains(def, "by_proxy") {
+			t.Errorf("DR node %s after an RSU change of the primary: %v\n%s", n.Name, err, def)
+		}
 	}
 
 	// A planned promotion under load: nothing acknowledged is lost, the
