@@ -98,9 +98,8 @@ type SchemaChange struct {
 	DB    NodeDB
 	// ReplicaDB opens a pool to an asynchronous replica (or the node of
 	// a DR cluster that replicates) at its address, as an account that
-	// may run DDL there: a change rolled node by node is not in the
-	// cluster's GTID domain, which is all replicas follow, so it is run
-	// on each of them after the roll. Nil leaves the replicas without it
+	// may run DDL there: a change rolled node by node is in no binary
+	// log, so it is run on each of them after the roll. Nil leaves the replicas without it
 	// (said in the progress).
 	ReplicaDB func(addr string) (*sql.DB, error)
 	// By names who runs it (events, the operation record).
@@ -576,8 +575,9 @@ func (s SchemaChange) carryOut(ctx context.Context, op discovery.Operation) (Res
 }
 
 // changeReplicas runs a change rolled under RSU on every asynchronous
-// replica of the cluster: each node logged it in its own GTID domain,
-// which replicas do not follow (they take the cluster's only). The
+// replica of the cluster: no node logged it (sql_log_bin = 0: a local
+// GTID would break replication from the cluster), so no replica gets it
+// through replication. The
 // change replicates both ways with the old definition (the roll's rule),
 // so a replica applies the cluster's rows whether it has it yet or not.
 // A replica that has the new definition already is left as it is; one
