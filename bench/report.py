@@ -454,6 +454,27 @@ def render(results_dir):
     for s in sections:
         out.extend(s)
 
+    rl = [r for r in recs if r.get("kind") == "replag"]
+    if rl:
+        w("## Replica lag under the write load (BENCH_REPLICA=1, bench/cmd/replag)")
+        w("")
+        w("An asynchronous replica of node1 (the writer of every target), sampled every %s ms while each write "
+          "workload ran: transactions of the cluster's GTID domain the writer had logged and the replica had not "
+          "applied, and how long ago the writer first showed the first of them (0.00: within the same sample, "
+          "less than one interval)." % rl[0].get("interval_ms", "?"))
+        w("")
+        w("| workload | target | round | writer trx/s | lag trx p50 | p99 | max | lag s p50 | p99 | max | samples |")
+        w("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        for d in rl:
+            def num(k, f="%.0f"):
+                v = d.get(k)
+                return f % v if isinstance(v, (int, float)) else "–"
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                d.get("workload"), TARGET_NAMES.get(d.get("target"), d.get("target")), d.get("round"),
+                num("writer_trx_per_s"), num("trx_p50"), num("trx_p99"), num("trx_max"),
+                num("seconds_p50", "%.2f"), num("seconds_p99", "%.2f"), num("seconds_max", "%.2f"), d.get("samples")))
+        w("")
+
     lv = [r for r in recs if r.get("kind") == "largevalues"]
     if lv:
         w("## Large values (bench/cmd/largevalues)")

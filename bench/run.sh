@@ -24,6 +24,7 @@ BENCH_CLIENTS=${BENCH_CLIENTS:-2000}              # concurrent point-select clie
 BENCH_MANY=${BENCH_MANY:-1000 4000}               # client counts of the think-time test (direct, HAProxy, galeon); empty skips it
 BENCH_THINK_MS=${BENCH_THINK_MS:-50}              # think time between one client's statements, ms (uniformly 0.5x-1.5x)
 BENCH_CHURN=${BENCH_CHURN:-8}                     # workers of the churn test (connect, one statement, quit); 0 skips it
+BENCH_REPLICA=${BENCH_REPLICA:-0}                 # 1: an asynchronous replica of node1; the write workloads report its lag (bench/cmd/replag)
 BENCH_SANDBOX=${BENCH_SANDBOX:-bench}
 BENCH_BASE_PORT=${BENCH_BASE_PORT:-7400}          # node i on BENCH_BASE_PORT+i
 BENCH_MAX_CONNECTIONS=${BENCH_MAX_CONNECTIONS:-6000}  # mariadbd max_connections: HAProxy's idle test needs one per client
@@ -291,8 +292,9 @@ fi
 # under a running benchmark (and the sandbox is destroyed with the same one).
 cp "$GALEON_BIN" "$TMP/galeon"
 G=$TMP/galeon
-log "building connscale and largevalues"
-(cd "$ROOT" && go build -o "$TMP/connscale" ./bench/cmd/connscale && go build -o "$TMP/largevalues" ./bench/cmd/largevalues)
+log "building connscale, largevalues and replag"
+(cd "$ROOT" && go build -o "$TMP/connscale" ./bench/cmd/connscale && go build -o "$TMP/largevalues" ./bench/cmd/largevalues &&
+	go build -o "$TMP/replag" ./bench/cmd/replag)
 
 [[ -e /var/tmp/galeon/$BENCH_SANDBOX ]] &&
 	die "sandbox '$BENCH_SANDBOX' already exists (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX"
@@ -319,6 +321,7 @@ for o in $BENCH_PROVIDER_OPTIONS; do PROVIDER_ARGS+=(--provider-option "$o"); do
 TLS_ARGS=()
 UP_HELP=$("$G" sandbox up --help 2>&1 || true) # --help exits 2
 if [[ $UP_HELP == *--tls* ]]; then TLS_ARGS=(--tls); fi
+if [[ $BENCH_REPLICA == 1 ]]; then TLS_ARGS+=(--replicas 1); fi
 for attempt in 1 2; do
 	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" "${TLS_ARGS[@]}" \
 		--server-option "max_connections=$BENCH_MAX_CONNECTIONS" --server-option "max_allowed_packet=64M" >"$TMP/sandbox.log" 2>&1; then
@@ -347,6 +350,21 @@ NODE1=${NODES[0]}
 # queries (the wrapped writes' cost is mostly there).
 read -r -a NODE_PIDS <<<"$("$G" sandbox status --name "$BENCH_SANDBOX" --json 2>/dev/null |
 	python3 -c 'import json,sys; print(" ".join(str(n["pid"]) for n in json.load(sys.stdin) if n.get("role", "data") == "data" and n.get("pid")))' 2>/dev/null || true)"
+
+# The replica (BENCH_REPLICA=1) replicates from node1, the writer of every
+# target: pointed here, since no control plane runs for its agent.
+REPLICA_ADDR=""
+if [[ $BENCH_REPLICA == 1 ]]; then
+	REPLICA_ADDR=$("$G" sandbox status --name "$BENCH_SANDBOX" --json 2>/dev/null |
+		python3 -c 'import json,sys; print(next("%s:%d" % (n.get("host") or "127.0.0.1", n["port"]) for n in json.load(sys.stdin) if n.get("role") == "replica"))' 2>/dev/null) ||
+		die "BENCH_REPLICA=1: the sandbox has no replica"
+	REPL_PW=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["credentials"]["repl_password"])' "/var/tmp/galeon/$BENCH_SANDBOX/sandbox.json")
+	MYSQL_PWD=$GALEON_ADMIN_PASSWORD mariadb -h"${REPLICA_ADDR%:*}" -P"${REPLICA_ADDR##*:}" -u"$GALEON_ADMIN_USER" -e \
+		"STOP SLAVE; CHANGE MASTER TO MASTER_HOST='${NODE1%:*}', MASTER_PORT=${NODE1##*:}, MASTER_USER='repl', MASTER_PASSWORD='$REPL_PW',
+		 MASTER_USE_GTID=slave_pos, DO_DOMAIN_IDS=(100), MASTER_CONNECT_RETRY=1; START SLAVE" ||
+		die "BENCH_REPLICA=1: could not point the replica at node1"
+	log "replica $REPLICA_ADDR replicates from node1; its lag is sampled during the write workloads"
+fi
 
 # node_status HOST:PORT -> "conf_id size status state ready", e.g. "5 3 Primary Synced ON"
 node_status() {
@@ -644,6 +662,12 @@ sysbench_once() {
 	cpu_ticks "$T_PID"
 	cpu0=$REPLY
 	perf_start "$T_PID"
+	local lag_pid=""
+	if [[ -n $REPLICA_ADDR && $test != oltp_point_select && $test != oltp_read_only ]]; then
+		MYSQL_PWD=$GALEON_ADMIN_PASSWORD "$TMP/replag" -writer "$NODE1" -replica "$REPLICA_ADDR" -user "$GALEON_ADMIN_USER" \
+			-duration "$((BENCH_TIME + 120))s" -workload "$wid" -target "$target" -round "$round" >"$TMP/replag.out" 2>"$TMP/replag.err" &
+		lag_pid=$!
+	fi
 	# shellcheck disable=SC2086 # extra holds whole sysbench options
 	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
 		--threads="$threads" --time="$BENCH_TIME" --report-interval=0 --histogram=on --percentile=99 \
@@ -665,6 +689,15 @@ sysbench_once() {
 	done
 	wait "$CHILD_PID" 2>/dev/null || SB_RC=$?
 	CHILD_PID=""
+	if [[ -n $lag_pid ]]; then
+		kill -TERM "$lag_pid" 2>/dev/null || true
+		wait "$lag_pid" 2>/dev/null || true
+		if grep -q '^{' "$TMP/replag.out"; then
+			grep '^{' "$TMP/replag.out" >>"$RAW"
+		else
+			log "replag during $wid against $target reported nothing: $(tr '\n' ' ' <"$TMP/replag.err" | cut -c1-200)"
+		fi
+	fi
 	cpu_ticks "$T_PID"
 	cpu1=$REPLY
 	if ((cpu0 >= 0 && cpu1 >= 0)); then SB_CPU=$((cpu1 - cpu0)); fi
