@@ -32,6 +32,7 @@ func runPlan(ctx context.Context, args []string) error {
 	sample := fs.Duration("sample", 5*time.Second, "how long to watch the commit rate (--discovery)")
 	weights := fs.String("weight", "", "pc.weight of members: dc1-1=2,dc3-garbd=1 (default 1)")
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	maxNodes := fs.Int("max-nodes", 0, "the most data nodes the cluster will ever have: the AUTO_INCREMENT increment of the settings (default: the layout's)")
 	if _, err := parseInterleaved(fs, args); err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func runPlan(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	r := quorum.PlanFor(l, quorum.Options{DefaultHoldDown: config.Defaults().Galera.SiteHoldDown.D()})
+	r := quorum.PlanFor(l, quorum.Options{DefaultHoldDown: config.Defaults().Galera.SiteHoldDown.D(), MaxNodes: *maxNodes})
 	r.Measured(rtts, running)
 	horizon(&r)
 	if *asJSON {
@@ -154,6 +155,15 @@ func printPlan(w io.Writer, r quorum.Report) {
 	}
 	for _, s := range r.Advice {
 		fmt.Fprintln(w, "advice:  "+s)
+	}
+	if len(r.Settings) > 0 {
+		fmt.Fprintln(w, "\nsettings ([mariadbd] of each data node): binary logs with one GTID numbering on every node, for\n"+
+			"asynchronous replicas and a DR cluster that follow the writer (galeon replica, sandbox up --dr-of), and\n"+
+			"AUTO_INCREMENT series of each node's own that a view change never renumbers (a transaction replayed\n"+
+			"after the writer's loss keeps its ids; --max-nodes N leaves room for N nodes)")
+		for _, ns := range r.Settings {
+			fmt.Fprintf(w, "  %-8s %s\n", ns.Member, strings.Join(ns.Options, "; "))
+		}
 	}
 }
 

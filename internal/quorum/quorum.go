@@ -292,6 +292,9 @@ type Report struct {
 	// RTTs are the round trips measured on a running cluster (see
 	// Measured), if any.
 	RTTs []RTT `json:",omitempty"`
+	// Settings are each data node's [mariadbd] options for replicas and
+	// ids (see Settings).
+	Settings []NodeSettings `json:",omitempty"`
 }
 
 // wanAdvice opens the advice to use galera.WANProfile.
@@ -311,11 +314,14 @@ func Plan(l Layout) Report {
 type Options struct {
 	// DefaultHoldDown is galera.site_hold_down's default in this galeon.
 	DefaultHoldDown time.Duration
+	// MaxNodes is the most data nodes the cluster will have (the
+	// AUTO_INCREMENT increment of Settings); 0: the layout's.
+	MaxNodes int
 }
 
 // PlanFor is Plan with the defaults of the galeon at hand.
 func PlanFor(l Layout, o Options) Report {
-	r := Report{Layout: l, Outcomes: outcomes(l)}
+	r := Report{Layout: l, Outcomes: outcomes(l), Settings: Settings(l, o.MaxNodes)}
 	r.review(o)
 	return r
 }

@@ -7,11 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/galeon-db/galeon/internal/quorum"
 )
 
 // ClusterGTIDDomain is the GTID domain (wsrep_gtid_domain_id) a sandbox
 // made as a replication source numbers the cluster's transactions in.
-const ClusterGTIDDomain = 100
+const ClusterGTIDDomain = quorum.ClusterGTIDDomain
 
 // offsetReplica: replica k (1-based) listens for clients on base+600+k.
 const offsetReplica = 600
