@@ -105,35 +105,8 @@ func TestDRCluster(t *testing.T) {
 
 	// The primary's writer changes: killed, then switched over.
 	for i, how := range []string{"kill -9", "switchover"} {
-		waitFor(t, 60*time.Second, "every proxy routes to the three nodes", func() bool {
-			for _, m := range ms {
-				if _, _, _, online := m.p.RoutingState(); len(online) != 3 {
-					return false
-				}
-			}
-			return true
-		})
-		w, _, _ := agreement(ms)
 		before := facts().Repoints
-		if how == "kill -9" {
-			if err := sb.Kill(w); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			target := "node1"
-			if w == target {
-				target = "node2"
-			}
-			if err := ms[0].p.Switchover(target); err != nil {
-				t.Fatalf("switchover to %s: %v", target, err)
-			}
-		}
-		var nw string
-		waitFor(t, 60*time.Second, "a new writer after "+how+" of "+w, func() bool {
-			x, _, ok := agreement(ms)
-			nw = x
-			return ok && x != "" && x != w
-		})
+		w, nw := moveWriter(t, sb, ms, how)
 		waitFor(t, 30*time.Second, "the DR cluster on the new writer "+nw, func() bool { return following(nw)() && facts().Repoints > before })
 		t.Logf("change %d, %s of %s: the DR cluster moved to %s %s after the decision", i+1, how, w, nw, facts().RepointTook.Round(time.Millisecond))
 		if how == "kill -9" {
@@ -327,4 +300,43 @@ func slaveStatus(t *testing.T, db *sql.DB) map[string]string {
 		out[c] = vals[i].String
 	}
 	return out
+}
+
+// moveWriter changes the writer once every proxy routes to the three
+// nodes: kill -9 of it ("kill -9") or a switchover to another node
+// ("switchover"). It returns the old writer and the new one every proxy
+// agrees on; a killed node is left down (the caller restarts it).
+func moveWriter(t *testing.T, sb *sandbox.Sandbox, ms []*member, how string) (old, nw string) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "every proxy routes to the three nodes", func() bool {
+		for _, m := range ms {
+			if _, _, _, online := m.p.RoutingState(); len(online) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	old, _, _ = agreement(ms)
+	switch how {
+	case "kill -9":
+		if err := sb.Kill(old); err != nil {
+			t.Fatal(err)
+		}
+	case "switchover":
+		target := "node1"
+		if old == target {
+			target = "node2"
+		}
+		if err := ms[0].p.Switchover(target); err != nil {
+			t.Fatalf("switchover to %s: %v", target, err)
+		}
+	default:
+		t.Fatalf("moveWriter: %q", how)
+	}
+	waitFor(t, 60*time.Second, "a new writer after "+how+" of "+old, func() bool {
+		x, _, ok := agreement(ms)
+		nw = x
+		return ok && x != "" && x != old
+	})
+	return old, nw
 }

@@ -147,33 +147,8 @@ func TestDisasterRecovery(t *testing.T) {
 	for i, how := range []string{"switchover", "kill -9"} {
 		// Every node back and routed by every proxy (the backup's node
 		// is undrained; the killed one restarted).
-		waitFor(t, 60*time.Second, "every proxy routes to the three nodes", func() bool {
-			for _, m := range ms {
-				if _, _, _, online := m.p.RoutingState(); len(online) != 3 {
-					return false
-				}
-			}
-			return true
-		})
-		w, _, _ := agreement(ms)
 		before := facts().Repoints
-		if how == "switchover" {
-			target := "node1"
-			if w == "node1" {
-				target = "node2"
-			}
-			if err := ms[0].p.Switchover(target); err != nil {
-				t.Fatal(err)
-			}
-		} else if err := sb.Kill(w); err != nil {
-			t.Fatal(err)
-		}
-		var nw string
-		waitFor(t, 60*time.Second, "a new writer after "+how, func() bool {
-			x, _, ok := agreement(ms)
-			nw = x
-			return ok && x != "" && x != w
-		})
+		w, nw := moveWriter(t, sb, ms, how)
 		waitFor(t, 30*time.Second, "the replica on "+nw, func() bool {
 			f := facts()
 			return f.SourceNode == nw && f.SQLRunning && f.IORunning && f.Repoints > before
