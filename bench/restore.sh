@@ -28,6 +28,7 @@ die() {
 	exit 1
 }
 cleanup() {
+	set +e
 	[[ -n $PROXY_PID ]] && kill "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null
 	for n in "$NAME" "${NAME}r1" "${NAME}r3"; do
 		[[ -e /var/tmp/galeon/$n ]] && "$G" sandbox destroy --name "$n" >/dev/null 2>&1
@@ -72,10 +73,18 @@ DATA_BYTES=$(MYSQL_PWD=$GALEON_ADMIN_PASSWORD mariadb -h"${N1%:*}" -P"${N1##*:}"
 	"SELECT SUM(data_length + index_length) FROM information_schema.TABLES WHERE table_schema = 'sbtest'")
 
 # The agents must have registered the nodes in the proxy's etcd.
+registered=0
 for _ in $(seq 60); do
-	"$G" status --name "$NAME" --once 2>/dev/null | grep -q 'agent node2 .*Synced' && break
+	if "$G" status --name "$NAME" --once 2>/dev/null | grep -q 'agent node2 .*Synced'; then
+		registered=1
+		break
+	fi
 	sleep 1
 done
+if ((!registered)); then
+	tail -n 5 "$TMP/proxy.log" >&2
+	die "the nodes' agents did not register in the proxy's etcd within 60 s"
+fi
 log "backup"
 t0=$(date +%s.%N)
 "$G" cluster backup --name "$NAME" --dir "$TMP/backups" >"$TMP/backup.log" 2>&1 || {

@@ -97,6 +97,7 @@ SANDBOX_OWNED=0
 HAPROXY_PID=""
 GALEON_PID=""
 CHILD_PID="" # the sysbench or connscale run in progress
+LAG_PID=""   # replag sampling the replica's lag (BENCH_REPLICA=1)
 PERF_PID=""  # perf stat counting the proxy's system calls
 G=""         # the galeon binary (a private copy)
 START_SECONDS=$SECONDS
@@ -142,6 +143,7 @@ cleanup() {
 	set +e
 	trap - EXIT INT TERM
 	stop_pid "$CHILD_PID"
+	stop_pid "$LAG_PID"
 	stop_pid "$PERF_PID"
 	stop_pid "$GALEON_PID"
 	stop_pid "$HAPROXY_PID"
@@ -321,9 +323,10 @@ for o in $BENCH_PROVIDER_OPTIONS; do PROVIDER_ARGS+=(--provider-option "$o"); do
 TLS_ARGS=()
 UP_HELP=$("$G" sandbox up --help 2>&1 || true) # --help exits 2
 if [[ $UP_HELP == *--tls* ]]; then TLS_ARGS=(--tls); fi
-if [[ $BENCH_REPLICA == 1 ]]; then TLS_ARGS+=(--replicas 1); fi
+REPLICA_ARGS=()
+if [[ $BENCH_REPLICA == 1 ]]; then REPLICA_ARGS=(--replicas 1); fi
 for attempt in 1 2; do
-	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" "${TLS_ARGS[@]}" \
+	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" "${TLS_ARGS[@]}" "${REPLICA_ARGS[@]}" \
 		--server-option "max_connections=$BENCH_MAX_CONNECTIONS" --server-option "max_allowed_packet=64M" >"$TMP/sandbox.log" 2>&1; then
 		break
 	fi
@@ -358,9 +361,9 @@ if [[ $BENCH_REPLICA == 1 ]]; then
 	REPLICA_ADDR=$("$G" sandbox status --name "$BENCH_SANDBOX" --json 2>/dev/null |
 		python3 -c 'import json,sys; print(next("%s:%d" % (n.get("host") or "127.0.0.1", n["port"]) for n in json.load(sys.stdin) if n.get("role") == "replica"))' 2>/dev/null) ||
 		die "BENCH_REPLICA=1: the sandbox has no replica"
-	REPL_PW=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["credentials"]["repl_password"])' "/var/tmp/galeon/$BENCH_SANDBOX/sandbox.json")
+	read -r REPL_USER REPL_PW < <(python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["credentials"]; print(c["repl_user"], c["repl_password"])' "/var/tmp/galeon/$BENCH_SANDBOX/sandbox.json")
 	MYSQL_PWD=$GALEON_ADMIN_PASSWORD mariadb -h"${REPLICA_ADDR%:*}" -P"${REPLICA_ADDR##*:}" -u"$GALEON_ADMIN_USER" -e \
-		"STOP SLAVE; CHANGE MASTER TO MASTER_HOST='${NODE1%:*}', MASTER_PORT=${NODE1##*:}, MASTER_USER='repl', MASTER_PASSWORD='$REPL_PW',
+		"STOP SLAVE; CHANGE MASTER TO MASTER_HOST='${NODE1%:*}', MASTER_PORT=${NODE1##*:}, MASTER_USER='$REPL_USER', MASTER_PASSWORD='$REPL_PW',
 		 MASTER_USE_GTID=slave_pos, DO_DOMAIN_IDS=(100), MASTER_CONNECT_RETRY=1; START SLAVE" ||
 		die "BENCH_REPLICA=1: could not point the replica at node1"
 	log "replica $REPLICA_ADDR replicates from node1; its lag is sampled during the write workloads"
@@ -662,11 +665,11 @@ sysbench_once() {
 	cpu_ticks "$T_PID"
 	cpu0=$REPLY
 	perf_start "$T_PID"
-	local lag_pid=""
+	LAG_PID=""
 	if [[ -n $REPLICA_ADDR && $test != oltp_point_select && $test != oltp_read_only ]]; then
 		MYSQL_PWD=$GALEON_ADMIN_PASSWORD "$TMP/replag" -writer "$NODE1" -replica "$REPLICA_ADDR" -user "$GALEON_ADMIN_USER" \
 			-duration "$((BENCH_TIME + 120))s" -workload "$wid" -target "$target" -round "$round" >"$TMP/replag.out" 2>"$TMP/replag.err" &
-		lag_pid=$!
+		LAG_PID=$!
 	fi
 	# shellcheck disable=SC2086 # extra holds whole sysbench options
 	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
@@ -689,9 +692,10 @@ sysbench_once() {
 	done
 	wait "$CHILD_PID" 2>/dev/null || SB_RC=$?
 	CHILD_PID=""
-	if [[ -n $lag_pid ]]; then
-		kill -TERM "$lag_pid" 2>/dev/null || true
-		wait "$lag_pid" 2>/dev/null || true
+	if [[ -n $LAG_PID ]]; then
+		kill -TERM "$LAG_PID" 2>/dev/null || true
+		wait "$LAG_PID" 2>/dev/null || true
+		LAG_PID=""
 		if grep -q '^{' "$TMP/replag.out"; then
 			grep '^{' "$TMP/replag.out" >>"$RAW"
 		else

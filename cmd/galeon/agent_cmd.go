@@ -121,7 +121,17 @@ func runAgent(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		if s, err := sandbox.Open(*sbDir, sandbox.Control{}); *sbDir != "" && err == nil && s.DROf != "" && s.Name == *replicaName {
+		var drSandbox *sandbox.Sandbox
+		if *sbDir != "" {
+			s, err := sandbox.Open(*sbDir, sandbox.Control{})
+			if err != nil {
+				return err
+			}
+			if s.DROf != "" && s.Name == *replicaName {
+				drSandbox = s
+			}
+		}
+		if s := drSandbox; s != nil {
 			// A DR cluster's agent: the sandbox's nodes are the replica.
 			c := s.Credentials
 			rc.Members, rc.User, rc.Password, rc.SourceUser, rc.SourcePassword = s.Addrs(), c.AdminUser, c.AdminPassword, c.ReplUser, c.ReplPassword

@@ -157,10 +157,12 @@ func printPlan(w io.Writer, r quorum.Report) {
 		fmt.Fprintln(w, "advice:  "+s)
 	}
 	if len(r.Settings) > 0 {
-		fmt.Fprintln(w, "\nsettings ([mariadbd] of each data node): binary logs with one GTID numbering on every node, for\n"+
-			"asynchronous replicas and a DR cluster that follow the writer (galeon replica, sandbox up --dr-of), and\n"+
+		fmt.Fprintln(w, "\nsettings ([mariadbd] of each data node): binary logs with one GTID numbering on every node, so that\n"+
+			"asynchronous replicas and a DR cluster follow the writer (galeon replica, sandbox up --dr-of), and\n"+
 			"AUTO_INCREMENT series of each node's own that a view change never renumbers (a transaction replayed\n"+
-			"after the writer's loss keeps its ids; --max-nodes N leaves room for N nodes)")
+			"after the writer's loss keeps its ids; --max-nodes N leaves room for N nodes). For the cluster\n"+
+			"replicated from; a DR cluster's nodes take a server_id and wsrep_gtid_domain_id of their own, and\n"+
+			"read_only = ON and skip_slave_start = ON until promoted (docs/control-plane.md)")
 		for _, ns := range r.Settings {
 			fmt.Fprintf(w, "  %-8s %s\n", ns.Member, strings.Join(ns.Options, "; "))
 		}

@@ -96,8 +96,8 @@ func runReplica(ctx context.Context, args []string) error {
 			return err
 		}
 		if len(res.Members) > 0 {
-			fmt.Printf("the DR cluster %s is a writable primary of its own, every node (%s) taking writes (its proxies name a writer), at gtid_slave_pos %s (%s)\n",
-				res.Replica, strings.Join(res.Members, ", "), orDash(res.SlavePos), res.Took.Round(time.Millisecond))
+			fmt.Printf("the DR cluster %s is a writable primary of its own, at gtid_slave_pos %s (%s): its agent makes its nodes (%s) writable, one that does not answer now once it does, and its proxies then name a writer\n",
+				res.Replica, orDash(res.SlavePos), res.Took.Round(time.Millisecond), strings.Join(res.Members, ", "))
 		} else {
 			fmt.Printf("%s (%s) is a writable primary of its own, at gtid_slave_pos %s (%s)\n", res.Replica, res.Address, orDash(res.SlavePos), res.Took.Round(time.Millisecond))
 		}

@@ -74,6 +74,8 @@ type ReplicaAgent struct {
 	// replicates (db is its connection).
 	dbs    map[string]*sql.DB
 	acting string
+	// recorded: OnPromoted succeeded.
+	recorded bool
 }
 
 // NewReplica returns a replica agent; Run starts it.
@@ -96,10 +98,12 @@ func NewReplica(cfg ReplicaConfig, store *discovery.Store, log *slog.Logger) (*R
 		r.dbs = map[string]*sql.DB{}
 		for _, m := range cfg.Members {
 			if _, _, err := net.SplitHostPort(m); err != nil {
+				r.closeAll()
 				return nil, fmt.Errorf("DR cluster %s: member %q is not host:port", cfg.Name, m)
 			}
 			db, err := r.open(m)
 			if err != nil {
+				r.closeAll()
 				return nil, err
 			}
 			r.dbs[m] = db
@@ -224,12 +228,12 @@ type status struct {
 	slavePos              string
 }
 
-func (r *ReplicaAgent) readStatus(ctx context.Context) (status, error) {
+func readStatus(ctx context.Context, db *sql.DB) (status, error) {
 	var st status
-	if err := r.db.QueryRowContext(ctx, "SELECT @@gtid_slave_pos").Scan(&st.slavePos); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT @@gtid_slave_pos").Scan(&st.slavePos); err != nil {
 		return st, err
 	}
-	rows, err := r.db.QueryContext(ctx, "SHOW SLAVE STATUS")
+	rows, err := db.QueryContext(ctx, "SHOW SLAVE STATUS")
 	if err != nil {
 		return st, err
 	}
@@ -275,10 +279,15 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 	f := &r.facts
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if r.dbs != nil && !r.pickMember(cctx) {
-		return
+	var moved bool
+	var prevSource string
+	if r.dbs != nil {
+		var ok bool
+		if ok, moved, prevSource = r.pickMember(cctx); !ok {
+			return
+		}
 	}
-	st, err := r.readStatus(cctx)
+	st, err := readStatus(cctx, r.db)
 	if err != nil {
 		f.Up, f.Error, f.State, f.Why = false, err.Error(), "unreachable", "the agent cannot read the replica's status: "+err.Error()
 		return
@@ -290,6 +299,19 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 		return
 	}
 	if pr != nil {
+		if moved && pr.Replica == r.cfg.Name && st.source == "" && prevSource != "" {
+			// A DR cluster's replicating node changed while its
+			// promotion catches up: the new one goes on from the same
+			// source (the writer is fenced, so no other is published).
+			if err := r.repoint(cctx, prevSource, pr.Domain); err != nil {
+				f.State, f.Why = "failed", "moving replication to "+r.acting+" during the promotion: "+err.Error()
+				return
+			}
+			if st, err = readStatus(cctx, r.db); err != nil {
+				f.Up, f.Error = false, err.Error()
+				return
+			}
+		}
 		r.promotion(cctx, pr, st)
 		return
 	}
@@ -316,6 +338,12 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 	}
 	in := replica.Input{Source: st.source, IORunning: st.ioRunning, SQLRunning: st.sqlRunning,
 		IOError: st.ioError, SQLError: st.sqlError}
+	if r.dbs != nil && replica.ClusterApplyError(st.sqlError) {
+		// A DR node that left its Primary component for a moment stops
+		// applying with a wsrep error: nothing is wrong with the data,
+		// and it is Synced again (pickMember chose it), so it goes on.
+		in.SQLError = ""
+	}
 	in.SlavePos, _ = replica.ParsePosition(st.slavePos)
 	target := u.Decision.Writer
 	if r.cfg.Pinned != "" {
@@ -475,7 +503,7 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 		in.ClusterPos = r.clusterPosition(ctx, pr, st.source)
 		// What the replica has applied, read after the cluster's
 		// position: the comparison can only err towards waiting.
-		if again, err := r.readStatus(ctx); err == nil {
+		if again, err := readStatus(ctx, r.db); err == nil {
 			in.SlavePos, _ = replica.ParsePosition(again.slavePos)
 		}
 	}
@@ -484,8 +512,16 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 		f.Promoted = true
 		if r.dbs != nil {
 			// A DR cluster's node that did not answer at the promotion
-			// (or restarted with read_only = ON) is made writable now.
+			// (or restarted with read_only = ON) is made writable now,
+			// and a promotion not yet recorded is recorded.
 			r.drStillReadOnly(ctx)
+			if r.cfg.OnPromoted != nil && !r.recorded {
+				if err := r.cfg.OnPromoted(); err != nil {
+					r.log.Warn("promoted DR cluster: recording the promotion failed", "replica", r.cfg.Name, "err", err)
+				} else {
+					r.recorded = true
+				}
+			}
 		}
 	}
 	f.SlavePos, f.IORunning, f.SQLRunning, f.IOError, f.SQLError = st.slavePos, st.ioRunning, st.sqlRunning, st.ioError, st.sqlError
@@ -572,27 +608,29 @@ func (r *ReplicaAgent) sourcePosition(ctx context.Context, addr string) (replica
 }
 
 // member reads one DR cluster node's state for replica.ChooseMember, and
-// its positions.
+// its replication status.
 func (r *ReplicaAgent) member(ctx context.Context, addr string) (replica.Member, status) {
 	m := replica.Member{Addr: addr}
 	db := r.dbs[addr]
-	var state, cluster string
-	err := db.QueryRowContext(ctx, `SELECT
+	// Each node its own time: a slow one must not make the next look
+	// unreachable.
+	mctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var state, cluster, incoming string
+	err := db.QueryRowContext(mctx, `SELECT
 		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT'),
-		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS')`).Scan(&state, &cluster)
+		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS'),
+		(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_INCOMING_ADDRESSES')`).Scan(&state, &cluster, &incoming)
 	if err != nil {
 		m.Why = err.Error()
 		return m, status{}
 	}
-	prev := r.db
-	r.db = db
-	st, err := r.readStatus(ctx)
-	r.db = prev
+	st, err := readStatus(mctx, db)
 	if err != nil {
 		m.Why = err.Error()
 		return m, status{}
 	}
-	m.Reachable, m.HasSource = true, st.source != ""
+	m.Reachable, m.HasSource, m.Running = true, st.source != "", st.ioRunning || st.sqlRunning
 	switch {
 	case cluster != "Primary":
 		m.Why = "not in its cluster's Primary component (" + cluster + ")"
@@ -600,17 +638,19 @@ func (r *ReplicaAgent) member(ctx context.Context, addr string) (replica.Member,
 		m.Why = state
 	default:
 		m.Fit = true
+		m.Component = strings.Split(incoming, ",")
 	}
 	return m, st
 }
 
 // pickMember chooses the DR cluster node that replicates
 // (replica.ChooseMember) and makes it the agent's replica: replication
-// stopped and forgotten on every other node it reaches, and the chosen
-// node's gtid_slave_pos moved up to what its binary log holds of the
-// cluster's domain (Galera brought it the transactions another node
-// applied). False when no node can replicate (the facts say why).
-func (r *ReplicaAgent) pickMember(ctx context.Context) bool {
+// stopped and forgotten on every other node it reaches, and, on a newly
+// chosen node, gtid_slave_pos moved up to all the DR cluster holds of the
+// cluster's domain. ok is false when no node can replicate now (the
+// facts say why); moved says the node changed, prevSource is where the
+// previous one replicated from.
+func (r *ReplicaAgent) pickMember(ctx context.Context) (ok, moved bool, prevSource string) {
 	f := &r.facts
 	ms := make([]replica.Member, 0, len(r.cfg.Members))
 	sts := map[string]status{}
@@ -621,42 +661,59 @@ func (r *ReplicaAgent) pickMember(ctx context.Context) bool {
 	}
 	choice, why := replica.ChooseMember(ms, r.acting)
 	if choice == "" {
-		f.Up, f.Error, f.State, f.Why = false, why, "unreachable", why
-		return false
+		f.Up, f.Error, f.State, f.Why, f.Address = false, why, "unreachable", why, ""
+		return false, false, ""
 	}
+	var stopped []replica.Position // where the nodes stopped here had applied to
 	for _, m := range ms {
-		if m.Addr != choice && m.Reachable && m.HasSource {
-			// Never two appliers: Galera already carries the chosen
-			// node's transactions to this one (checked at every tick:
-			// a node that replicated before may come back).
-			for _, q := range []string{"STOP SLAVE", "RESET SLAVE ALL"} {
-				if _, err := r.dbs[m.Addr].ExecContext(ctx, q); err != nil {
-					f.Up, f.State, f.Why = false, "failed", fmt.Sprintf("stopping replication on %s before it moves to %s: %s: %v", m.Addr, choice, q, err)
-					return false
-				}
+		if m.Addr == choice || !m.Reachable || !m.HasSource {
+			continue
+		}
+		// Never two appliers: Galera already carries the chosen node's
+		// transactions to this one (checked at every tick: a node that
+		// replicated before may come back).
+		db := r.dbs[m.Addr]
+		if _, err := db.ExecContext(ctx, "STOP SLAVE"); err != nil && m.Fit {
+			f.Up, f.Error, f.State, f.Why = false, err.Error(), "failed", fmt.Sprintf("stopping replication on %s before it moves to %s: %v", m.Addr, choice, err)
+			return false, false, ""
+		} else if err != nil {
+			// Out of its Primary component it applies nothing; it is
+			// reset once it is back.
+			continue
+		}
+		if st, err := readStatus(ctx, db); err == nil {
+			if p, err := replica.ParsePosition(st.slavePos); err == nil {
+				stopped = append(stopped, p)
 			}
+		}
+		if _, err := db.ExecContext(ctx, "RESET SLAVE ALL"); err != nil {
+			f.Up, f.Error, f.State, f.Why = false, err.Error(), "failed", fmt.Sprintf("forgetting replication on %s: %v", m.Addr, err)
+			return false, false, ""
 		}
 	}
 	if choice == r.acting {
-		return true
+		return true, false, ""
 	}
 	st := sts[choice]
-	if st.source == "" {
-		if err := r.catchUpSlavePos(ctx, r.dbs[choice]); err != nil {
-			f.Up, f.State, f.Why = false, "failed", "setting gtid_slave_pos on "+choice+": "+err.Error()
-			return false
+	if !st.ioRunning && !st.sqlRunning {
+		if err := r.catchUpSlavePos(ctx, r.dbs[choice], stopped); err != nil {
+			f.Up, f.Error, f.State, f.Why = false, err.Error(), "failed", "setting gtid_slave_pos on "+choice+": "+err.Error()
+			return false, false, ""
 		}
 	}
 	r.log.Info("DR cluster: replicating through a new node", "replica", r.cfg.Name, "node", choice, "was", orNone(r.acting), "why", why)
+	prevSource = f.Source
 	r.acting, r.db, f.Address = choice, r.dbs[choice], choice
-	return true
+	return true, true, prevSource
 }
 
 // catchUpSlavePos moves a DR cluster node's gtid_slave_pos, in the
-// cluster's domain, up to its gtid_binlog_pos there: the last of the
-// cluster's transactions it holds, whichever node of the DR cluster
-// applied them.
-func (r *ReplicaAgent) catchUpSlavePos(ctx context.Context, db *sql.DB) error {
+// cluster's domain, up to the furthest of: its own gtid_slave_pos, its
+// gtid_binlog_pos and the mysql.gtid_slave_pos table (what Galera brought
+// it of another node's applying), read after a causal wait (so that it
+// has applied everything the DR cluster committed before), and where the
+// nodes just stopped had applied to. It never lowers it.
+func (r *ReplicaAgent) catchUpSlavePos(ctx context.Context, db *sql.DB, stopped []replica.Position) error {
 	nodes, err := r.store.Nodes(ctx)
 	if err != nil {
 		return err
@@ -671,23 +728,53 @@ func (r *ReplicaAgent) catchUpSlavePos(ctx context.Context, db *sql.DB) error {
 	if domain == nil {
 		return errors.New("the cluster's GTID domain is not published yet (the nodes' agents report wsrep_gtid_domain_id)")
 	}
-	var binlog, slave string
-	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos, @@gtid_slave_pos").Scan(&binlog, &slave); err != nil {
+	conn, err := db.Conn(ctx)
+	if err != nil {
 		return err
 	}
-	bp, err := replica.ParsePosition(binlog)
-	if err != nil {
+	defer conn.Close()
+	// wsrep_sync_wait = 1: the next SELECT waits until this node has
+	// applied every write-set the DR cluster ordered before it.
+	if _, err := conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1"); err != nil {
+		return err
+	}
+	var binlog, slave string
+	if err := conn.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos, @@gtid_slave_pos").Scan(&binlog, &slave); err != nil {
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 0"); err != nil {
 		return err
 	}
 	sp, err := replica.ParsePosition(slave)
 	if err != nil {
 		return err
 	}
-	if sp.Covers(bp, *domain) {
+	best := sp[*domain]
+	take := func(p replica.Position) {
+		if g, ok := p[*domain]; ok && g.Seqno > best.Seqno {
+			best = g
+		}
+	}
+	bp, err := replica.ParsePosition(binlog)
+	if err != nil {
+		return err
+	}
+	take(bp)
+	var server uint32
+	var seq uint64
+	if err := conn.QueryRowContext(ctx, "SELECT server_id, seq_no FROM mysql.gtid_slave_pos WHERE domain_id = ? ORDER BY seq_no DESC LIMIT 1", *domain).Scan(&server, &seq); err == nil {
+		take(replica.Position{*domain: {Domain: *domain, Server: server, Seqno: seq}})
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	for _, p := range stopped {
+		take(p)
+	}
+	if best.Seqno == sp[*domain].Seqno {
 		return nil
 	}
-	sp[*domain] = bp[*domain]
-	_, err = db.ExecContext(ctx, "SET GLOBAL gtid_slave_pos = "+quoteString(sp.String()))
+	sp[*domain] = best
+	_, err = conn.ExecContext(ctx, "SET GLOBAL gtid_slave_pos = "+quoteString(sp.String()))
 	return err
 }
 
@@ -713,7 +800,10 @@ func (r *ReplicaAgent) drWritable(ctx context.Context) error {
 		}
 	}
 	if r.cfg.OnPromoted != nil {
-		return r.cfg.OnPromoted()
+		if err := r.cfg.OnPromoted(); err != nil {
+			return fmt.Errorf("recording the promotion: %w", err)
+		}
+		r.recorded = true
 	}
 	return nil
 }

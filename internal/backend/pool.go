@@ -332,8 +332,10 @@ func (p *Pool) Greeting() *mysqlproto.Handshake { return p.greeting.Load() }
 // reset or closed; the caller must not use c afterwards. The result is
 // the connection's generation, for TakeBack (0: it was not pooled).
 func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
-	p.used.Add(-1)
+	// endUse first: Stats reads ConnUsed before ConnParked, so a reader
+	// in between over-counts the busy connections, never under-counts.
 	p.endUse(c)
+	p.used.Add(-1)
 	if c.broken || c.fenced.Load() || p.retired.Load() || c.globalsGen != p.globalsGen.Load() {
 		p.discard(c)
 		return 0
@@ -405,8 +407,8 @@ func (p *Pool) endUse(c *Conn) {
 
 // Discard closes a connection taken from the pool.
 func (p *Pool) Discard(c *Conn) {
+	p.endUse(c) // first: see Put
 	p.used.Add(-1)
-	p.endUse(c)
 	p.discard(c)
 }
 
@@ -438,8 +440,11 @@ func (p *Pool) writerDone() {
 // Park says that c, in use, is held by a session that is idle with no
 // transaction open (kept after a write for a statement about it, or for
 // state pinned there): neither a writer change nor a drain of the node
-// waits for it, since nothing runs there that fencing or draining could
-// lose. Only the session that holds c parks and unparks it.
+// waits for it, since no statement or transaction runs there. Waiting
+// would not help a session whose state is pinned there (a temporary
+// table, a lock): it is idle, and loses that state when the node
+// restarts or the writer role leaves it, whenever that is. Only the
+// session that holds c parks and unparks it.
 func (p *Pool) Park(c *Conn) {
 	p.mu.Lock()
 	if c.parked {
@@ -581,6 +586,7 @@ func (p *Pool) Stats() Stats {
 	return Stats{
 		ConnUsed: p.used.Load(), ConnFree: int64(free), ConnOK: p.connOK.Load(), ConnERR: p.connErr.Load(),
 		MaxConnUsed: p.maxUsed.Load(), Queries: p.queries.Load(), BytesSent: p.bytesSent.Load(),
+		// ConnParked read last (after ConnUsed): see Put.
 		BytesRecv: p.bytesRecv.Load(), LatencyUs: p.latencyUs.Load(), ConnParked: p.parkedN.Load(),
 	}
 }

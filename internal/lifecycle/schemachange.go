@@ -593,7 +593,7 @@ func (s SchemaChange) changeReplicas(ctx context.Context, op discovery.Operation
 		case r.Promoted:
 			s.Progress(r.Name, "replica promoted to a primary of its own: not changed")
 			continue
-		case r.Address == "":
+		case r.Address == "" || !r.Up:
 			s.Progress(r.Name, "replica not reachable now: not changed; run the statement there by hand")
 			continue
 		case s.ReplicaDB == nil:
@@ -633,6 +633,11 @@ func changeReplica(ctx context.Context, db *sql.DB, op discovery.Operation, tabl
 		if def, err := showCreate(ctx, conn, op.Schema, table); err == nil && def == op.After {
 			return errHasIt
 		}
+	}
+	// A metadata lock held by the replica's applying or a long read must
+	// not keep the roll's end waiting for a day.
+	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 60"); err != nil {
+		return err
 	}
 	if op.Schema != "" {
 		if _, err := conn.ExecContext(ctx, "USE "+quote(op.Schema)); err != nil {

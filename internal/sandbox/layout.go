@@ -105,8 +105,9 @@ type State struct {
 	Replicas          []Node `json:"replicas,omitempty"`
 	// DROf names the sandbox this one is a DR cluster of: a Galera
 	// cluster that replicates the other one asynchronously (its agent,
-	// galeon agent --dr-cluster, keeps one node replicating from the
-	// other's writer), read-only for clients until it is promoted. It
+	// galeon agent --replica NAME on this sandbox, keeps one node
+	// replicating from the other's writer), read-only for clients until
+	// it is promoted. It
 	// numbers its own transactions apart: GTIDDomain and ServerID.
 	DROf       string `json:"dr_of,omitempty"`
 	DRPromoted bool   `json:"dr_promoted,omitempty"`

@@ -49,8 +49,12 @@ func main() {
 		seq uint64
 	}
 	var history []seen // the writer's sequence number when it changed
-	var trx []float64
-	var secs []float64
+	type sample struct {
+		ws     uint64
+		behind float64
+		lag    float64
+	}
+	var samples []sample
 	errs := 0
 	t := time.NewTicker(*interval)
 	defer t.Stop()
@@ -63,7 +67,6 @@ func main() {
 				history = append(history, seen{now, ws})
 			}
 			behind := max(int64(ws)-int64(rs), 0)
-			trx = append(trx, float64(behind))
 			lag := 0.0
 			if behind > 0 {
 				// The first sample that showed a transaction the
@@ -81,12 +84,29 @@ func main() {
 					lag = now.Sub(history[i].at).Seconds()
 				}
 			}
-			secs = append(secs, lag)
+			samples = append(samples, sample{ws, float64(behind), lag})
 		} else if ctx.Err() == nil {
 			errs++
 		}
 		select {
 		case <-ctx.Done():
+			// Only while the load ran or the replica caught up: idle
+			// samples before the writer's first new transaction and
+			// after the replica had its last one would dilute the
+			// figures.
+			first, last := 0, len(samples)-1
+			for first < last && samples[first+1].ws == samples[first].ws && samples[first].behind == 0 {
+				first++
+			}
+			for last > first && samples[last-1].ws == samples[last].ws && samples[last].behind == 0 && samples[last-1].behind == 0 {
+				last--
+			}
+			var trx, secs []float64
+			if len(samples) > 0 {
+				for _, x := range samples[first : last+1] {
+					trx, secs = append(trx, x.behind), append(secs, x.lag)
+				}
+			}
 			out := map[string]any{"kind": "replag", "workload": *workload, "target": *target, "round": *round,
 				"samples": len(trx), "errors": errs, "interval_ms": interval.Milliseconds()}
 			put := func(name string, v []float64) {
