@@ -661,7 +661,8 @@ func (r *ReplicaAgent) pickMember(ctx context.Context) (ok, moved bool, prevSour
 	}
 	choice, why := replica.ChooseMember(ms, r.acting)
 	if choice == "" {
-		f.Up, f.Error, f.State, f.Why, f.Address = false, why, "unreachable", why, ""
+		// Address stays the node that replicated last: no other does.
+		f.Up, f.Error, f.State, f.Why = false, why, "unreachable", why
 		return false, false, ""
 	}
 	var stopped []replica.Position // where the nodes stopped here had applied to

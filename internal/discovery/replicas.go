@@ -87,6 +87,9 @@ func (f ReplicaFacts) Validate() error {
 	if err := ValidName("replica", f.Name); err != nil {
 		return err
 	}
+	if f.Address == "" && len(f.Members) > 0 {
+		return nil // a DR cluster before any of its nodes replicated
+	}
 	if host, port, err := net.SplitHostPort(f.Address); err != nil || host == "" || port == "" {
 		return fmt.Errorf("replica %s: address %q is not host:port", f.Name, f.Address)
 	}

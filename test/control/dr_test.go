@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,16 +48,23 @@ func TestDRCluster(t *testing.T) {
 	}
 	dr := sandboxtest.New(t, sandbox.Options{Name: "dr-" + sb.Name, Nodes: 3, DROf: sb.Name, FromBackup: path, DRSlavePos: info.GTID})
 	c := dr.Credentials
-	a, err := agent.NewReplica(agent.ReplicaConfig{Name: dr.Name, Members: dr.Addrs(), User: c.AdminUser, Password: c.AdminPassword,
-		SourceUser: c.ReplUser, SourcePassword: c.ReplPassword, Interval: 200 * time.Millisecond, OnPromoted: dr.MarkDRPromoted},
-		store, discoverytest.Quiet())
-	if err != nil {
-		t.Fatal(err)
+	// The DR agent; stopAgent ends it (it can be started again).
+	startAgent := func() (stopAgent func()) {
+		a, err := agent.NewReplica(agent.ReplicaConfig{Name: dr.Name, Members: dr.Addrs(), User: c.AdminUser, Password: c.AdminPassword,
+			SourceUser: c.ReplUser, SourcePassword: c.ReplPassword, Interval: 200 * time.Millisecond, OnPromoted: dr.MarkDRPromoted},
+			store, testLog("dr-agent"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		actx, acancel := context.WithCancel(context.Background())
+		adone := make(chan struct{})
+		go func() { _ = a.Run(actx); close(adone) }()
+		var once sync.Once
+		stopAgent = func() { once.Do(func() { acancel(); <-adone }) }
+		t.Cleanup(stopAgent)
+		return stopAgent
 	}
-	actx, acancel := context.WithCancel(context.Background())
-	adone := make(chan struct{})
-	go func() { _ = a.Run(actx); close(adone) }()
-	t.Cleanup(func() { acancel(); <-adone })
+	stopAgent := startAgent()
 	facts := func() discovery.ReplicaFacts {
 		rs, err := store.Replicas(context.Background())
 		if err != nil || len(rs) != 1 {
@@ -84,15 +92,7 @@ func TestDRCluster(t *testing.T) {
 	waitFor(t, 30*time.Second, "the DR cluster replicating from the writer "+w0, following(w0))
 	t.Logf("the DR cluster replicates through %s from %s, after the backup's %s", facts().Address, w0, info.GTID)
 
-	// Read-only for clients while it replicates, and never replicating
-	// by itself after a restart (the agent chooses the one node).
-	for _, n := range dr.Nodes {
-		ndb, _ := dr.DB(n.Name)
-		var skip bool
-		if err := ndb.QueryRow("SELECT @@skip_slave_start").Scan(&skip); err != nil || !skip {
-			t.Errorf("DR node %s: skip_slave_start %v (%v), want ON", n.Name, skip, err)
-		}
-	}
+	// Read-only for clients while it replicates.
 	for _, n := range dr.Nodes {
 		_, err := sandboxtest.AppDB(t, dr, n.Name).Exec("INSERT INTO app.ledger (node, proxy, at) VALUES ('x', 'dr-direct', NOW(6))")
 		var me *mysql.MySQLError
@@ -144,13 +144,27 @@ func TestDRCluster(t *testing.T) {
 		f := facts()
 		return f.Address != "" && f.Address != through && following(w)()
 	})
-	t.Logf("DR node %s (%s) killed: replication moved to %s", killed, through, facts().Address)
+	moved := facts().Address
+	t.Logf("DR node %s (%s) killed: replication moved to %s", killed, through, moved)
+	// The killed node comes back with its replication still set up,
+	// while the agent is down: it does not replicate by itself
+	// (skip_slave_start), and the agent, started again, keeps the node
+	// that replicates and forgets the stale one.
+	stopAgent()
 	if err := dr.StartNode(ctx, killed); err != nil {
 		t.Fatal(err)
 	}
 	kdb, _ := dr.DB(killed)
-	waitFor(t, 10*time.Second, "the agent forgetting replication on the restarted "+killed, func() bool {
+	if st := slaveStatus(t, kdb); st["Master_Host"] == "" || st["Slave_IO_Running"] != "No" || st["Slave_SQL_Running"] != "No" {
+		t.Errorf("the killed DR node %s after its restart, the agent down: %v; want replication set up and stopped", killed,
+			map[string]string{"Master_Host": st["Master_Host"], "Slave_IO_Running": st["Slave_IO_Running"], "Slave_SQL_Running": st["Slave_SQL_Running"]})
+	}
+	stopAgent = startAgent()
+	waitFor(t, 10*time.Second, "the restarted agent forgetting replication on "+killed, func() bool {
 		return slaveStatus(t, kdb)["Master_Host"] == ""
+	})
+	waitFor(t, 10*time.Second, "the restarted agent keeping replication on "+moved, func() bool {
+		return facts().Address == moved && following(w)()
 	})
 
 	// Everything acknowledged is on every DR node, and each DR node
@@ -209,12 +223,14 @@ func TestDRCluster(t *testing.T) {
 	if _, err := sc.Run(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	// TOI on the DR cluster: the node it ran on has it when the roll
+	// ends, the others once they applied it.
 	for _, n := range dr.Nodes {
 		ndb, _ := dr.DB(n.Name)
-		var def, name string
-		if err := ndb.QueryRow("SHOW CREATE TABLE app.ledger").Scan(&name, &def); err != nil || !strings.Contains(def, "by_proxy") {
-			t.Errorf("DR node %s after an RSU change of the primary: %v\n%s", n.Name, err, def)
-		}
+		waitFor(t, 30*time.Second, "DR node "+n.Name+" with the index of the RSU change", func() bool {
+			var def, name string
+			return ndb.QueryRow("SHOW CREATE TABLE app.ledger").Scan(&name, &def) == nil && strings.Contains(def, "by_proxy")
+		})
 	}
 
 	// A planned promotion under load: nothing acknowledged is lost, the
@@ -225,6 +241,23 @@ func TestDRCluster(t *testing.T) {
 	res, err := lifecycle.Promote{Store: store, Replica: dr.Name, By: "test", Force: true, CatchUp: 20 * time.Second,
 		Progress: func(node, msg string) { t.Logf("[%5.1fs] %s: %s", time.Since(promoted).Seconds(), node, msg) }}.Run(ctx)
 	if err != nil {
+		t.Logf("the DR agent's facts: %+v", facts())
+		for _, n := range dr.Nodes {
+			ndb, _ := dr.DB(n.Name)
+			st := slaveStatus(t, ndb)
+			t.Logf("%s: Master_Host %q IO %s SQL %s state %q error %q", n.Name, st["Master_Host"], st["Slave_IO_Running"], st["Slave_SQL_Running"], st["Slave_SQL_Running_State"], st["Last_SQL_Error"])
+			if rows, err := ndb.Query("SELECT ID, USER, COMMAND, TIME, STATE, LEFT(INFO, 80) FROM information_schema.PROCESSLIST WHERE COMMAND <> 'Sleep'"); err == nil {
+				for rows.Next() {
+					var id, tm int64
+					var user, cmd string
+					var state, info sql.NullString
+					if rows.Scan(&id, &user, &cmd, &tm, &state, &info) == nil {
+						t.Logf("  %s process %d %s %s %ds %q %q", n.Name, id, user, cmd, tm, state.String, info.String)
+					}
+				}
+				rows.Close()
+			}
+		}
 		t.Fatal(err)
 	}
 	acks2 := l2.finish()
@@ -232,6 +265,9 @@ func TestDRCluster(t *testing.T) {
 		dr.Name, res.Took.Round(time.Millisecond), res.Fenced, res.Lost)
 	if !res.Fenced || res.Lost != 0 {
 		t.Errorf("planned promotion: fenced %v, lost %d; want fenced and nothing lost", res.Fenced, res.Lost)
+	}
+	if f := facts(); !f.Promoted || !f.Up || f.Address == "" {
+		t.Errorf("the DR agent's facts after the promotion: %+v", f)
 	}
 	waitFor(t, 30*time.Second, "every DR node writable", func() bool {
 		for _, n := range dr.Nodes {
