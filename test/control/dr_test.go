@@ -159,7 +159,7 @@ func TestDRCluster(t *testing.T) {
 		t.Errorf("the killed DR node %s after its restart, the agent down: %v; want replication set up and stopped", killed,
 			map[string]string{"Master_Host": st["Master_Host"], "Slave_IO_Running": st["Slave_IO_Running"], "Slave_SQL_Running": st["Slave_SQL_Running"]})
 	}
-	stopAgent = startAgent()
+	startAgent() // stopped at the test's end
 	waitFor(t, 10*time.Second, "the restarted agent forgetting replication on "+killed, func() bool {
 		return slaveStatus(t, kdb)["Master_Host"] == ""
 	})
