@@ -18,6 +18,7 @@ import (
 
 	"github.com/galeon-db/galeon/internal/archive"
 	"github.com/galeon-db/galeon/internal/discovery"
+	"github.com/galeon-db/galeon/internal/follow"
 	"github.com/galeon-db/galeon/internal/lifecycle"
 	"github.com/galeon-db/galeon/internal/replica"
 )
@@ -350,15 +351,12 @@ func (r *ReplicaAgent) step(ctx context.Context, again bool) {
 		target = r.cfg.Pinned
 	}
 	byAddr := map[string]string{}
-	var domain *uint32
+	domain := clusterDomain(nodes)
 	domains := map[string]map[string]string{}
 	for _, n := range nodes {
 		byAddr[n.Address] = n.Name
 		if n.GTIDDomain != nil {
 			domains[n.Name] = map[string]string{"wsrep_gtid_domain_id": strconv.FormatUint(uint64(*n.GTIDDomain), 10)}
-			if domain == nil {
-				domain = n.GTIDDomain
-			}
 		}
 		if n.Name != target {
 			continue
@@ -514,13 +512,8 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 			// A DR cluster's node that did not answer at the promotion
 			// (or restarted with read_only = ON) is made writable now,
 			// and a promotion not yet recorded is recorded.
-			r.drStillReadOnly(ctx)
-			if r.cfg.OnPromoted != nil && !r.recorded {
-				if err := r.cfg.OnPromoted(); err != nil {
-					r.log.Warn("promoted DR cluster: recording the promotion failed", "replica", r.cfg.Name, "err", err)
-				} else {
-					r.recorded = true
-				}
+			if err := r.drPromoted(ctx); err != nil {
+				r.log.Warn("promoted DR cluster", "replica", r.cfg.Name, "err", err)
 			}
 		}
 	}
@@ -549,7 +542,7 @@ func (r *ReplicaAgent) promotion(ctx context.Context, pr *discovery.Promotion, s
 		// A DR cluster: every node takes writes (its proxies then name
 		// a writer); one that does not answer now is made writable at
 		// a later tick (promoted: every node is checked).
-		if err := r.drWritable(sctx); err != nil {
+		if err := r.drPromoted(sctx); err != nil {
 			f.State, f.Why = "failed", "promoting: "+err.Error()
 			return
 		}
@@ -702,7 +695,7 @@ func (r *ReplicaAgent) pickMember(ctx context.Context) (ok, moved bool, prevSour
 			return false, false, ""
 		}
 	}
-	r.log.Info("DR cluster: replicating through a new node", "replica", r.cfg.Name, "node", choice, "was", orNone(r.acting), "why", why)
+	r.log.Info("DR cluster: replicating through a new node", "replica", r.cfg.Name, "node", choice, "was", follow.OrNone(r.acting), "why", why)
 	prevSource = f.Source
 	r.acting, r.db, f.Address = choice, r.dbs[choice], choice
 	return true, true, prevSource
@@ -719,13 +712,7 @@ func (r *ReplicaAgent) catchUpSlavePos(ctx context.Context, db *sql.DB, stopped 
 	if err != nil {
 		return err
 	}
-	var domain *uint32
-	for _, n := range nodes {
-		if n.GTIDDomain != nil {
-			domain = n.GTIDDomain
-			break
-		}
-	}
+	domain := clusterDomain(nodes)
 	if domain == nil {
 		return errors.New("the cluster's GTID domain is not published yet (the nodes' agents report wsrep_gtid_domain_id)")
 	}
@@ -779,39 +766,38 @@ func (r *ReplicaAgent) catchUpSlavePos(ctx context.Context, db *sql.DB, stopped 
 	return err
 }
 
-// drStillReadOnly makes writable the nodes of a promoted DR cluster that
-// are still read-only.
-func (r *ReplicaAgent) drStillReadOnly(ctx context.Context) {
+// drPromoted makes every node of a promoted DR cluster that is still
+// read-only writable (one that does not answer now is at a later tick),
+// then records the promotion (OnPromoted) unless it is recorded.
+func (r *ReplicaAgent) drPromoted(ctx context.Context) error {
 	for _, addr := range r.cfg.Members {
 		var ro bool
-		if err := r.dbs[addr].QueryRowContext(ctx, "SELECT @@read_only").Scan(&ro); err == nil && ro {
-			if _, err := r.dbs[addr].ExecContext(ctx, "SET GLOBAL read_only = OFF"); err == nil {
-				r.log.Info("promoted DR cluster: node made writable", "replica", r.cfg.Name, "node", addr)
-			}
+		if err := r.dbs[addr].QueryRowContext(ctx, "SELECT @@read_only").Scan(&ro); err != nil || !ro {
+			continue
 		}
-	}
-}
-
-// drWritable makes every node of a promoted DR cluster writable, then
-// records the promotion (OnPromoted).
-func (r *ReplicaAgent) drWritable(ctx context.Context) error {
-	for _, addr := range r.cfg.Members {
 		if _, err := r.dbs[addr].ExecContext(ctx, "SET GLOBAL read_only = OFF"); err != nil {
 			r.log.Warn("promoted DR cluster: a node is still read-only", "replica", r.cfg.Name, "node", addr, "err", err)
+		} else {
+			r.log.Info("promoted DR cluster: node made writable", "replica", r.cfg.Name, "node", addr)
 		}
 	}
-	if r.cfg.OnPromoted != nil {
-		if err := r.cfg.OnPromoted(); err != nil {
-			return fmt.Errorf("recording the promotion: %w", err)
-		}
-		r.recorded = true
+	if r.cfg.OnPromoted == nil || r.recorded {
+		return nil
 	}
+	if err := r.cfg.OnPromoted(); err != nil {
+		return fmt.Errorf("recording the promotion: %w", err)
+	}
+	r.recorded = true
 	return nil
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
+// clusterDomain is the cluster's GTID domain as the first node's agent
+// that reports one published it (nil: none yet).
+func clusterDomain(nodes []discovery.NodeFacts) *uint32 {
+	for _, n := range nodes {
+		if n.GTIDDomain != nil {
+			return n.GTIDDomain
+		}
 	}
-	return s
+	return nil
 }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
+
+	"github.com/galeon-db/galeon/internal/replica"
 )
 
 // drDomainStep separates a DR cluster's GTID domain from its primary's:
@@ -52,12 +53,10 @@ func (sb *Sandbox) makeDROf(p *Sandbox) {
 // cluster that still replicates (not promoted).
 func (s *State) ReadOnlyDR() bool { return s.DROf != "" && !s.DRPromoted }
 
-var slavePosRE = regexp.MustCompile(`^[0-9]+-[0-9]+-[0-9]+(,[0-9]+-[0-9]+-[0-9]+)*$`)
-
 // setSlavePos sets gtid_slave_pos on every node: where the DR cluster's
 // replication of its primary starts (the backup's GTID position).
 func (sb *Sandbox) setSlavePos(ctx context.Context, pos string) error {
-	if !slavePosRE.MatchString(pos) {
+	if p, err := replica.ParsePosition(pos); err != nil || len(p) == 0 {
 		return fmt.Errorf("the backup's GTID position %q is not domain-server-seqno: a DR cluster needs a backup of a cluster with binary logs (--replicas)", pos)
 	}
 	for _, n := range sb.Nodes {
