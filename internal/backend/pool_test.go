@@ -227,3 +227,69 @@ func TestParkedWritersAreNotWaitedFor(t *testing.T) {
 	}
 	p.Put(w, prof)
 }
+
+// A connection kept for its session (Keep) goes back to that session,
+// not to another while the pool can open one; when it cannot, the one
+// kept longest goes first; Unkeep makes it anyone's again.
+func TestKeptConnectionsGoBackToTheirSession(t *testing.T) {
+	ctx := context.Background()
+	p, accepted := testPool(t, 3)
+	var got []*Conn
+	t.Cleanup(func() {
+		for _, c := range got {
+			c.Close() // the fake node's cleanup waits for every connection
+		}
+	})
+	get := func() *Conn {
+		t.Helper()
+		c, err := p.Get(ctx, prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+		return c
+	}
+	a := get()
+	genA := p.Keep(a, prof)
+	// Another session gets a new connection, not a's.
+	b := get()
+	if b == a {
+		t.Fatal("a kept connection went to another session while the pool had room")
+	}
+	if p.TryIdle(prof) != nil {
+		t.Fatal("TryIdle handed out a kept connection while the pool had room")
+	}
+	if !p.TakeBack(a, prof, genA) {
+		t.Fatal("the session could not take its kept connection back")
+	}
+	genA = p.Keep(a, prof)
+	genB := p.Keep(b, prof)
+	c := get() // a third connection: room for it
+	if c == a || c == b || accepted() != 3 {
+		t.Fatalf("with room in the pool a kept connection was handed out (%d opened)", accepted())
+	}
+	// Full now: the connection kept longest (a's) goes to the next borrower.
+	if d := p.TryIdle(prof); d != a {
+		t.Fatalf("full pool: TryIdle gave %p, want a's kept connection %p", d, a)
+	}
+	if p.TakeBack(a, prof, genA) {
+		t.Fatal("a connection another session took was taken back")
+	}
+	st := p.Stats()
+	if st.ConnUsed != 2 || st.ConnFree != 1 {
+		t.Errorf("stats %+v: want 2 used (a, c) and 1 free (b, kept)", st)
+	}
+	// b's session moves on: b is an idle connection like any other, and
+	// no longer its session's.
+	p.Unkeep(b, prof, genB)
+	p.Put(c, prof)
+	if e := get(); e != c {
+		t.Fatalf("Get gave %p, want the most recently used idle connection %p", e, c)
+	}
+	if !p.TakeBack(b, prof, genB) {
+		t.Fatal("an unkept connection nobody used since could not be taken back")
+	}
+	if accepted() != 3 {
+		t.Errorf("%d connections opened, want 3", accepted())
+	}
+}

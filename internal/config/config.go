@@ -122,6 +122,10 @@ type Pool struct {
 	// Compress uses the compressed protocol to the nodes: worth its CPU
 	// only when they are across a slow link.
 	Compress bool `toml:"compress"`
+	// Affinity keeps each session on the node connection it used last
+	// while connections suffice (backend.Pool.Keep), and a session's
+	// reads on one reader for a run of statements (proxy: readerRun).
+	Affinity bool `toml:"affinity"`
 }
 
 // Galera configures the wsrep monitor and the writer/reader policies.
@@ -336,6 +340,7 @@ func Defaults() Config {
 			ConnectTimeout: Duration(2 * time.Second),
 			IdleTimeout:    Duration(5 * time.Minute),
 			PingAfterIdle:  Duration(5 * time.Second),
+			Affinity:       true,
 			HealthInterval: Duration(time.Second),
 		},
 		Discovery: Discovery{Cluster: "galeon", WriterWeight: 100, ReaderWeight: 100},

@@ -88,7 +88,7 @@ func (s *session) connFor(q string, r sqlclass.Result) (*backend.Conn, route, er
 		// WARNINGS, ...) after a read that was not held: take that
 		// read's connection back if nobody has used it since.
 		c := s.hold.last
-		s.hold.last = nil
+		s.forgetLast()
 		if (!r.IsWrite() || s.isWriter(c.Server())) && c.Pool().TakeBack(c, s.prof, s.hold.lastGen) {
 			if r.IsWrite() {
 				// A write on the writer: a writer change waits for it
@@ -174,9 +174,39 @@ func (s *session) isWriter(node string) bool {
 }
 
 // releaseLast gives a connection back and remembers it as the session's
-// last, for a following statement about this one (see connFor).
+// last: for a following statement about this one (see connFor), and for
+// the session's next statement on that node (takeLast), for which the
+// pool keeps it while it has connections enough (pool.affinity).
 func (s *session) releaseLast(c *backend.Conn) {
+	s.forgetLast()
+	if s.p.cfg.Pool.Affinity {
+		s.hold.last, s.hold.lastGen = c, c.Pool().Keep(c, s.prof)
+		return
+	}
 	s.hold.last, s.hold.lastGen = c, s.release(c)
+}
+
+// forgetLast lets the session's last connection, if the pool keeps it
+// for the session, go to any session.
+func (s *session) forgetLast() {
+	if c := s.hold.last; c != nil {
+		s.hold.last = nil
+		c.Pool().Unkeep(c, s.prof, s.hold.lastGen)
+	}
+}
+
+// takeLast takes back the session's last connection for a statement
+// going to node, if it is there and nobody used it since; else nil.
+func (s *session) takeLast(node string) *backend.Conn {
+	c := s.hold.last
+	if c == nil || c.Server() != node || c.Pool() != s.p.pool(node) {
+		return nil
+	}
+	if !c.Pool().TakeBack(c, s.prof, s.hold.lastGen) {
+		return nil
+	}
+	s.hold.last = nil
+	return c
 }
 
 // pinReason says why a successful statement makes the session unable to

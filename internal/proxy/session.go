@@ -55,6 +55,8 @@ type session struct {
 
 	// hold is the node connection the session keeps between statements.
 	hold holding
+	// readers is the reader the session's reads go to now.
+	readers readerRun
 	// lastInsertID is what LAST_INSERT_ID() returns in this session.
 	lastInsertID uint64
 	stmts        map[uint32]*clientStmt
@@ -438,6 +440,7 @@ func (s *session) releaseAll() {
 		s.hold.drop()
 		s.release(c)
 	}
+	s.forgetLast()
 }
 
 // resetState is COM_RESET_CONNECTION: the session is as after login.
@@ -452,7 +455,8 @@ func (s *session) resetState() {
 	s.vars = map[string]string{}
 	s.varOrder = s.varOrder[:0]
 	s.autocommit = true
-	s.hold.last, s.lastInsertID = nil, 0
+	s.forgetLast()
+	s.lastInsertID = 0
 	s.hold.nextTxn = false
 	s.stmts = map[uint32]*clientStmt{}
 	s.longData = false

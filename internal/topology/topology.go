@@ -579,6 +579,19 @@ func (s *Snapshot) PickReaderLoaded(load func(name string) int64) (Server, bool)
 	return a, true
 }
 
+// Busy says whether the readers have at least perReader statements in
+// flight each on average, by load (a node's statements in flight).
+func (s *Snapshot) Busy(load func(name string) int64, perReader int64) bool {
+	if len(s.readers) == 0 {
+		return false
+	}
+	var sum int64
+	for _, idx := range s.readers {
+		sum += load(s.Servers[idx].Name)
+	}
+	return sum >= perReader*int64(len(s.readers))
+}
+
 // PickReaderAvoiding is PickReader among the readers not named in avoid
 // (nodes that just failed to serve); when every reader is to be avoided it
 // is PickReader.

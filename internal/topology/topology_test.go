@@ -504,3 +504,29 @@ func TestWhyNamesReadOnlyNodes(t *testing.T) {
 		})
 	}
 }
+
+func TestBusy(t *testing.T) {
+	v := NewView([]Server{
+		{Name: "w", WriterWeight: 1},
+		{Name: "r1", ReaderWeight: 1}, {Name: "r2", ReaderWeight: 3},
+	})
+	for _, tc := range []struct {
+		load map[string]int64
+		busy bool
+	}{
+		{map[string]int64{}, false},
+		{map[string]int64{"r1": 1, "r2": 2}, false},
+		{map[string]int64{"r1": 0, "r2": 4}, true},
+		{map[string]int64{"r1": 2, "r2": 2}, true},
+		// The writer is not a reader here: its load does not count.
+		{map[string]int64{"w": 50, "r1": 1}, false},
+	} {
+		got := v.Load().Busy(func(n string) int64 { return tc.load[n] }, 2)
+		if got != tc.busy {
+			t.Errorf("load %v: busy %v, want %v", tc.load, got, tc.busy)
+		}
+	}
+	if NewView([]Server{{Name: "w", WriterWeight: 1}}).Load().Busy(func(string) int64 { return 9 }, 2) {
+		t.Error("no readers: busy")
+	}
+}

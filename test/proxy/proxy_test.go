@@ -219,6 +219,47 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("affinity: while connections suffice, each session keeps its connection", func(t *testing.T) {
+		// pool.affinity: the connection a session used last on a node is
+		// kept for it. Eight sessions take turns reading on one node (the
+		// writer, by hint), with room in the pool: each runs every read on
+		// a connection of its own. Without affinity the pool hands each
+		// read the connection that came back last, the previous
+		// session's. @@pseudo_thread_id is the node's thread id of the
+		// connection (galeon answers CONNECTION_ID() with its own id).
+		adb := pt.db(t, nil)
+		const sessions, rounds = 8, 25
+		conns := make([]*sql.Conn, sessions)
+		for i := range conns {
+			conns[i] = pinConn(t, adb)
+		}
+		ids := make([]map[int64]int, sessions)
+		for r := 0; r < rounds; r++ {
+			for i, c := range conns {
+				var id int64
+				if err := c.QueryRowContext(context.Background(), "/* galeon:writer */ SELECT @@pseudo_thread_id").Scan(&id); err != nil {
+					t.Fatalf("read: %v", err)
+				}
+				if ids[i] == nil {
+					ids[i] = map[int64]int{}
+				}
+				ids[i][id]++
+			}
+		}
+		owner := map[int64]int{}
+		for i, m := range ids {
+			if len(m) != 1 {
+				t.Errorf("session %d ran its %d reads on %d node connections (%v), want 1", i, rounds, len(m), m)
+			}
+			for id := range m {
+				if j, taken := owner[id]; taken {
+					t.Errorf("sessions %d and %d both read on node connection %d, want one each", j, i, id)
+				}
+				owner[id] = i
+			}
+		}
+	})
+
 	t.Run("temporary tables, locks and user variables pin the session, on the writer", func(t *testing.T) {
 		conn := pinConn(t, pt.db(t, nil))
 		mustExec(t, conn, "CREATE TEMPORARY TABLE tmp_pin (id INT)")
