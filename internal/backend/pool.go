@@ -441,6 +441,17 @@ func (p *Pool) Unkeep(c *Conn, prof Profile, gen uint64) {
 // per-statement state (warnings, FOUND_ROWS(), ROW_COUNT()) is then
 // still that session's.
 func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
+	return p.takeBack(c, prof, gen, false)
+}
+
+// Reclaim is TakeBack for the session's next statement (not one about
+// the previous): a connection idle longer than PingAfterIdle is left to
+// Get, which pings it first.
+func (p *Pool) Reclaim(c *Conn, prof Profile, gen uint64) bool {
+	return p.takeBack(c, prof, gen, true)
+}
+
+func (p *Pool) takeBack(c *Conn, prof Profile, gen uint64, fresh bool) bool {
 	if c.globalsGen != p.globalsGen.Load() {
 		return false // stale: the next Get closes it
 	}
@@ -449,6 +460,9 @@ func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
 		list := lists[prof]
 		for i := len(list) - 1; i >= 0 && c.gen == gen; i-- {
 			if list[i] == c {
+				if fresh && time.Since(c.lastUsed) > p.opts.PingAfterIdle {
+					break // idle: under mu, lastUsed is put's
+				}
 				lists[prof] = append(list[:i], list[i+1:]...)
 				p.inUse[c] = struct{}{}
 				p.mu.Unlock()

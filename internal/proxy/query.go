@@ -202,7 +202,7 @@ func (s *session) takeLast(node string) *backend.Conn {
 	if c == nil || c.Server() != node || c.Pool() != s.p.pool(node) {
 		return nil
 	}
-	if !c.Pool().TakeBack(c, s.prof, s.hold.lastGen) {
+	if !c.Pool().Reclaim(c, s.prof, s.hold.lastGen) {
 		return nil
 	}
 	s.hold.last = nil
