@@ -51,7 +51,16 @@ type Options struct {
 	// Compress asks nodes for the compressed protocol (worth it only over
 	// slow links: it costs CPU on both ends).
 	Compress bool
+	// KeepFor is how long a connection stays kept for its session (Keep)
+	// once returned (0: DefaultKeepFor). Then it is an idle connection
+	// like the others, so sessions that come back seldom do not make the
+	// pool open a connection each; their own, if nobody took it since,
+	// is still theirs (TakeBack finds it among the idle ones).
+	KeepFor time.Duration
 }
+
+// DefaultKeepFor is Options.KeepFor's default.
+const DefaultKeepFor = time.Second
 
 // Stats are the counters of one node's pools, as stats_connection_pool
 // shows them.
@@ -154,6 +163,7 @@ func (p *Pool) TryIdle(prof Profile) *Conn {
 // for a session, else, when the pool has no room to open another, the
 // one kept longest (its session has been idle the longest).
 func (p *Pool) nextIdleLocked(prof Profile) *Conn {
+	p.expireKeptLocked(prof)
 	if list := p.idle[prof]; len(list) > 0 {
 		return list[len(list)-1]
 	}
@@ -161,6 +171,24 @@ func (p *Pool) nextIdleLocked(prof Profile) *Conn {
 		return kept[0]
 	}
 	return nil
+}
+
+// expireKeptLocked makes the connections of prof kept longer than
+// Options.KeepFor idle ones (p.mu held).
+func (p *Pool) expireKeptLocked(prof Profile) {
+	kept := p.kept[prof]
+	n := 0
+	keepFor := p.opts.KeepFor
+	if keepFor <= 0 {
+		keepFor = DefaultKeepFor
+	}
+	for n < len(kept) && time.Since(kept[n].lastUsed) > keepFor {
+		n++
+	}
+	if n > 0 {
+		p.idle[prof] = append(p.idle[prof], kept[:n]...)
+		p.kept[prof] = kept[n:]
+	}
 }
 
 // popIdleLocked takes nextIdleLocked's connection (p.mu held, one there)
@@ -363,9 +391,10 @@ func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
 }
 
 // Keep is Put for a connection its session is likely to want again (its
-// next statement goes to this node): it stays idle, but another session
-// takes it only when no other idle connection is there and the pool
-// cannot open one. The session takes it back with TakeBack. Handing a
+// next statement goes to this node): it stays idle, but for KeepFor
+// (Options) another session takes it only when no other idle connection is there
+// and the pool cannot open one. The session takes it back with Reclaim
+// (or TakeBack). Handing a
 // session the connection it used last, rather than any idle one, keeps
 // each node connection serving one client while connections suffice:
 // on a busy node that costs the node markedly less CPU per statement
@@ -445,34 +474,46 @@ func (p *Pool) TakeBack(c *Conn, prof Profile, gen uint64) bool {
 }
 
 // Reclaim is TakeBack for the session's next statement (not one about
-// the previous): a connection idle longer than PingAfterIdle is left to
-// Get, which pings it first.
+// the previous, which must find the connection as it was): one idle
+// longer than PingAfterIdle is pinged first, as Get does, and closed if
+// the ping fails.
 func (p *Pool) Reclaim(c *Conn, prof Profile, gen uint64) bool {
 	return p.takeBack(c, prof, gen, true)
 }
 
-func (p *Pool) takeBack(c *Conn, prof Profile, gen uint64, fresh bool) bool {
-	if c.globalsGen != p.globalsGen.Load() {
-		return false // stale: the next Get closes it
-	}
+func (p *Pool) takeBack(c *Conn, prof Profile, gen uint64, ping bool) bool {
 	p.mu.Lock()
+	found := false
 	for _, lists := range []map[Profile][]*Conn{p.kept, p.idle} {
 		list := lists[prof]
-		for i := len(list) - 1; i >= 0 && c.gen == gen; i-- {
+		for i := len(list) - 1; i >= 0 && c.gen == gen && !found; i-- {
 			if list[i] == c {
-				if fresh && time.Since(c.lastUsed) > p.opts.PingAfterIdle {
-					break // idle: under mu, lastUsed is put's
-				}
 				lists[prof] = append(list[:i], list[i+1:]...)
-				p.inUse[c] = struct{}{}
-				p.mu.Unlock()
-				p.markUsed()
-				return true
+				found = true
 			}
 		}
 	}
+	if !found {
+		p.mu.Unlock()
+		return false
+	}
+	idle := time.Since(c.lastUsed) // under mu: put's write
 	p.mu.Unlock()
-	return false
+	if c.globalsGen != p.globalsGen.Load() {
+		p.discard(c) // opened before a change of globals
+		return false
+	}
+	if ping && idle > p.opts.PingAfterIdle {
+		if err := c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}); err != nil {
+			p.discard(c)
+			return false
+		}
+	}
+	p.mu.Lock()
+	p.inUse[c] = struct{}{}
+	p.mu.Unlock()
+	p.markUsed()
+	return true
 }
 
 // endUse forgets c as in use (and as a writer-role connection).

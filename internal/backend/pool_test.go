@@ -293,3 +293,42 @@ func TestKeptConnectionsGoBackToTheirSession(t *testing.T) {
 		t.Errorf("%d connections opened, want 3", accepted())
 	}
 }
+
+// A kept connection is anyone's once kept longer than KeepFor, and its
+// session still takes it back if nobody did; Reclaim pings one idle past
+// PingAfterIdle and closes it if the ping fails.
+func TestKeptConnectionsExpireAndArePingedWhenIdle(t *testing.T) {
+	ctx := context.Background()
+	addr, accepted := prototest.FakeNode(t, "pw", 4096, prototest.OK)
+	p := NewPool(ServerInfo{Name: "fake", Addr: addr}, Options{MaxConns: 4, ConnectTimeout: time.Second, IdleTimeout: time.Minute,
+		PingAfterIdle: time.Nanosecond, KeepFor: time.Nanosecond})
+	t.Cleanup(func() { p.CloseIdle(true) })
+	a, err := p.Get(ctx, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := p.Keep(a, prof)
+	// Kept past KeepFor: another borrower gets it rather than a new one.
+	b, err := p.Get(ctx, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != a || accepted() != 1 {
+		t.Fatalf("after KeepFor a new connection was opened (%d in all) instead of the expired kept one", accepted())
+	}
+	if p.Reclaim(a, prof, gen) {
+		t.Fatal("a session took back a connection another session holds")
+	}
+	gen = p.Keep(a, prof)
+	if !p.Reclaim(a, prof, gen) { // expired to the idle list, unused since, pinged
+		t.Fatal("the session could not take back its own expired, unused connection")
+	}
+	gen = p.Keep(a, prof)
+	a.Close() // the node side is gone: the ping fails
+	if p.Reclaim(a, prof, gen) {
+		t.Fatal("a connection whose ping failed was taken back")
+	}
+	if st := p.Stats(); st.ConnUsed != 0 || st.ConnFree != 0 {
+		t.Errorf("stats %+v: the failed connection should be gone", st)
+	}
+}

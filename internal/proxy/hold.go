@@ -36,6 +36,8 @@ type holding struct {
 	// held, returned to the pool as generation lastGen.
 	last    *backend.Conn
 	lastGen uint64
+	// lastKept: the pool keeps last for the session (Pool.Keep).
+	lastKept bool
 	// wrote: the open transaction on conn ran a statement that may have
 	// written rows (its COMMIT carries a marker, outcome.go).
 	wrote bool

@@ -174,13 +174,17 @@ func (s *session) isWriter(node string) bool {
 }
 
 // releaseLast gives a connection back and remembers it as the session's
-// last: for a following statement about this one (see connFor), and for
-// the session's next statement on that node (takeLast), for which the
-// pool keeps it while it has connections enough (pool.affinity).
+// last: for a following statement about this one (see connFor), and, for
+// a read on the reader of the session's run (pool.affinity, readerRun),
+// for its next read there (takeLast), for which the pool keeps it a
+// moment. Other connections go back to be reused most recent first: on
+// a node the sessions do not move away from (the writer, reads sent
+// there), a few connections shared in turn cost the node less CPU per
+// statement than one per session (bench/README.md).
 func (s *session) releaseLast(c *backend.Conn) {
 	s.forgetLast()
-	if s.p.cfg.Pool.Affinity {
-		s.hold.last, s.hold.lastGen = c, c.Pool().Keep(c, s.prof)
+	if s.p.cfg.Pool.Affinity && s.readers.node == c.Server() {
+		s.hold.last, s.hold.lastGen, s.hold.lastKept = c, c.Pool().Keep(c, s.prof), true
 		return
 	}
 	s.hold.last, s.hold.lastGen = c, s.release(c)
@@ -191,21 +195,26 @@ func (s *session) releaseLast(c *backend.Conn) {
 func (s *session) forgetLast() {
 	if c := s.hold.last; c != nil {
 		s.hold.last = nil
-		c.Pool().Unkeep(c, s.prof, s.hold.lastGen)
+		if s.hold.lastKept {
+			s.hold.lastKept = false
+			c.Pool().Unkeep(c, s.prof, s.hold.lastGen)
+		}
 	}
 }
 
-// takeLast takes back the session's last connection for a statement
-// going to node, if it is there and nobody used it since; else nil.
+// takeLast takes back the session's last connection for a read going
+// to node, the reader of its run, if the pool kept it (releaseLast) and
+// nobody used it since; else nil. Other statements take the connection
+// returned most recently, as TryIdle gives it.
 func (s *session) takeLast(node string) *backend.Conn {
 	c := s.hold.last
-	if c == nil || c.Server() != node || c.Pool() != s.p.pool(node) {
+	if c == nil || !s.p.cfg.Pool.Affinity || node != s.readers.node || c.Server() != node || c.Pool() != s.p.pool(node) {
 		return nil
 	}
 	if !c.Pool().Reclaim(c, s.prof, s.hold.lastGen) {
 		return nil
 	}
-	s.hold.last = nil
+	s.hold.last, s.hold.lastKept = nil, false
 	return c
 }
 
@@ -561,6 +570,10 @@ func (s *session) connAvoiding(q string, r sqlclass.Result, avoid []string) (*ba
 	deadline := time.Now().Add(s.p.cfg.Proxy.NoBackendWait.D())
 	for {
 		snap := s.p.view.Load()
+		// No run on, and no connection taken back from, a node that
+		// refused: each attempt draws a reader.
+		s.readers = readerRun{}
+		s.forgetLast()
 		c, hg, err := s.connFor(q, r)
 		if err != nil || hg == routeHeld || !contains(avoid, c.Server()) || staleRead(s.p.view.Load(), hg, c.Server()) {
 			// A node that refused, and that the monitor has since found

@@ -259,6 +259,7 @@ func (s *session) acquire(hostgroup route) (*backend.Conn, error) {
 		srv, ok := s.pick(snap, hostgroup)
 		if ok && hostgroup != routeWriter && len(failed) > 0 {
 			srv, ok = snap.PickReaderAvoiding(failed)
+			s.readers = readerRun{} // none on a node picked around failures
 		}
 		if !ok && hostgroup == routeWriter && pausedAt.IsZero() {
 			// No writer now: the write pauses until the view names one.

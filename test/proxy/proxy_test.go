@@ -219,14 +219,18 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
-	t.Run("affinity: while connections suffice, each session keeps its connection", func(t *testing.T) {
-		// pool.affinity: the connection a session used last on a node is
-		// kept for it. Eight sessions take turns reading on one node (the
-		// writer, by hint), with room in the pool: each runs every read on
-		// a connection of its own. Without affinity the pool hands each
-		// read the connection that came back last, the previous
-		// session's. @@pseudo_thread_id is the node's thread id of the
-		// connection (galeon answers CONNECTION_ID() with its own id).
+	t.Run("affinity: while connections suffice, each session keeps its reader connection", func(t *testing.T) {
+		// pool.affinity: the connection a session's read used on its
+		// reader is kept for it. Eight sessions take turns reading on one
+		// reader (node3 out of the readers for the test), with room in the
+		// pool: each runs every read on a connection of its own. Without
+		// affinity the pool hands each read the connection that came back
+		// last, the previous session's. @@pseudo_thread_id is the node's
+		// thread id of the connection (galeon answers CONNECTION_ID() with
+		// its own id).
+		adm := pt.adminDB(t)
+		mustExec(t, adm, "UPDATE servers SET reader_weight = 0 WHERE name = 'node3'")
+		defer mustExec(t, adm, "UPDATE servers SET reader_weight = 100 WHERE name = 'node3'")
 		adb := pt.db(t, nil)
 		const sessions, rounds = 8, 25
 		conns := make([]*sql.Conn, sessions)
@@ -237,8 +241,12 @@ func TestProxy(t *testing.T) {
 		for r := 0; r < rounds; r++ {
 			for i, c := range conns {
 				var id int64
-				if err := c.QueryRowContext(context.Background(), "/* galeon:writer */ SELECT @@pseudo_thread_id").Scan(&id); err != nil {
+				var node string
+				if err := c.QueryRowContext(context.Background(), "SELECT @@pseudo_thread_id, @@wsrep_node_name").Scan(&id, &node); err != nil {
 					t.Fatalf("read: %v", err)
+				}
+				if node != "node2" {
+					t.Fatalf("a read went to %s with node2 the only reader", node)
 				}
 				if ids[i] == nil {
 					ids[i] = map[int64]int{}
