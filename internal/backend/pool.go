@@ -128,6 +128,9 @@ type waiter struct {
 
 // NewPool creates the pool of one node.
 func NewPool(s ServerInfo, o Options) *Pool {
+	if o.KeepFor <= 0 {
+		o.KeepFor = DefaultKeepFor
+	}
 	return &Pool{server: s, opts: o, idle: map[Profile][]*Conn{}, kept: map[Profile][]*Conn{}, inUse: map[*Conn]struct{}{}, writersDone: make(chan struct{}, 1)}
 }
 
@@ -146,12 +149,7 @@ func (p *Pool) TryIdle(prof Profile) *Conn {
 	}
 	c = p.popIdleLocked(prof)
 	p.mu.Unlock()
-	if c.globalsGen != p.globalsGen.Load() {
-		// Opened before a change of globals.
-		p.mu.Lock()
-		delete(p.inUse, c)
-		p.mu.Unlock()
-		p.discard(c)
+	if !p.checkTaken(c, 0) {
 		return nil
 	}
 	p.markUsed()
@@ -178,11 +176,7 @@ func (p *Pool) nextIdleLocked(prof Profile) *Conn {
 func (p *Pool) expireKeptLocked(prof Profile) {
 	kept := p.kept[prof]
 	n := 0
-	keepFor := p.opts.KeepFor
-	if keepFor <= 0 {
-		keepFor = DefaultKeepFor
-	}
-	for n < len(kept) && time.Since(kept[n].lastUsed) > keepFor {
+	for n < len(kept) && time.Since(kept[n].lastUsed) > p.opts.KeepFor {
 		n++
 	}
 	if n > 0 {
@@ -219,21 +213,8 @@ func (p *Pool) Get(ctx context.Context, prof Profile) (*Conn, error) {
 		if p.nextIdleLocked(prof) != nil {
 			c := p.popIdleLocked(prof)
 			p.mu.Unlock()
-			if c.globalsGen != p.globalsGen.Load() {
-				p.mu.Lock()
-				delete(p.inUse, c)
-				p.mu.Unlock()
-				p.discard(c)
+			if !p.checkTaken(c, time.Since(c.lastUsed)) {
 				continue
-			}
-			if time.Since(c.lastUsed) > p.opts.PingAfterIdle {
-				if err := c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}); err != nil {
-					p.mu.Lock()
-					delete(p.inUse, c)
-					p.mu.Unlock()
-					p.discard(c)
-					continue
-				}
 			}
 			p.markUsed()
 			return c, nil
@@ -391,14 +372,12 @@ func (p *Pool) Put(c *Conn, prof Profile) (gen uint64) {
 }
 
 // Keep is Put for a connection its session is likely to want again (its
-// next statement goes to this node): it stays idle, but for KeepFor
-// (Options) another session takes it only when no other idle connection is there
-// and the pool cannot open one. The session takes it back with Reclaim
-// (or TakeBack). Handing a
-// session the connection it used last, rather than any idle one, keeps
-// each node connection serving one client while connections suffice:
-// on a busy node that costs the node markedly less CPU per statement
-// (measured in bench/README.md) than sessions taking turns on them.
+// next statement goes to this node): it stays idle, but for
+// Options.KeepFor another session takes it only when no other idle
+// connection is there and the pool cannot open one. The session takes
+// it back with Reclaim (or TakeBack). A session that stays on a reader
+// and keeps its connection there costs the node markedly less CPU per
+// statement than sessions moving between nodes (bench/README.md).
 func (p *Pool) Keep(c *Conn, prof Profile) (gen uint64) {
 	return p.put(c, prof, true)
 }
@@ -452,17 +431,22 @@ func (p *Pool) put(c *Conn, prof Profile, keep bool) (gen uint64) {
 func (p *Pool) Unkeep(c *Conn, prof Profile, gen uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c.gen != gen {
-		return
+	if c.gen == gen && removeLocked(p.kept, prof, c) {
+		p.idle[prof] = append(p.idle[prof], c)
 	}
-	kept := p.kept[prof]
-	for i := len(kept) - 1; i >= 0; i-- {
-		if kept[i] == c {
-			p.kept[prof] = append(kept[:i], kept[i+1:]...)
-			p.idle[prof] = append(p.idle[prof], c)
-			return
+}
+
+// removeLocked takes c out of lists[prof], reporting whether it was
+// there (p.mu held).
+func removeLocked(lists map[Profile][]*Conn, prof Profile, c *Conn) bool {
+	list := lists[prof]
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i] == c {
+			lists[prof] = append(list[:i], list[i+1:]...)
+			return true
 		}
 	}
+	return false
 }
 
 // TakeBack hands c back to the session that returned it as generation
@@ -483,37 +467,37 @@ func (p *Pool) Reclaim(c *Conn, prof Profile, gen uint64) bool {
 
 func (p *Pool) takeBack(c *Conn, prof Profile, gen uint64, ping bool) bool {
 	p.mu.Lock()
-	found := false
-	for _, lists := range []map[Profile][]*Conn{p.kept, p.idle} {
-		list := lists[prof]
-		for i := len(list) - 1; i >= 0 && c.gen == gen && !found; i-- {
-			if list[i] == c {
-				lists[prof] = append(list[:i], list[i+1:]...)
-				found = true
-			}
-		}
-	}
-	if !found {
+	if c.gen != gen || !removeLocked(p.kept, prof, c) && !removeLocked(p.idle, prof, c) {
 		p.mu.Unlock()
 		return false
 	}
-	idle := time.Since(c.lastUsed) // under mu: put's write
+	p.inUse[c] = struct{}{}
+	var idle time.Duration
+	if ping {
+		idle = time.Since(c.lastUsed) // under mu: put's write
+	}
 	p.mu.Unlock()
-	if c.globalsGen != p.globalsGen.Load() {
-		p.discard(c) // opened before a change of globals
+	if !p.checkTaken(c, idle) {
 		return false
 	}
-	if ping && idle > p.opts.PingAfterIdle {
-		if err := c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}); err != nil {
-			p.discard(c)
-			return false
-		}
-	}
-	p.mu.Lock()
-	p.inUse[c] = struct{}{}
-	p.mu.Unlock()
 	p.markUsed()
 	return true
+}
+
+// checkTaken says whether c, just taken from the idle connections
+// (recorded in inUse, not yet counted as used), may be handed out: not
+// opened before a change of globals, and answering a ping when it sat
+// idle longer than PingAfterIdle. An unfit c is closed.
+func (p *Pool) checkTaken(c *Conn, idle time.Duration) bool {
+	if c.globalsGen == p.globalsGen.Load() &&
+		(idle <= p.opts.PingAfterIdle || c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}) == nil) {
+		return true
+	}
+	p.mu.Lock()
+	delete(p.inUse, c)
+	p.mu.Unlock()
+	p.discard(c)
+	return false
 }
 
 // endUse forgets c as in use (and as a writer-role connection).
