@@ -112,7 +112,7 @@ type Pool struct {
 
 	connOK, connErr, maxUsed atomic.Int64
 	used                     atomic.Int64
-	queries                  atomic.Int64
+	queries, reads           atomic.Int64
 	bytesSent, bytesRecv     atomic.Int64
 	latencyUs                atomic.Int64
 	greeting                 atomic.Pointer[mysqlproto.Handshake]
@@ -683,6 +683,13 @@ func (p *Pool) CountQuery(sent, recv int) {
 	p.bytesSent.Add(int64(sent))
 	p.bytesRecv.Add(int64(recv))
 }
+
+// CountRead records one statement routed to this node as a read
+// (Reads: what the readers served, for the choice of a reader).
+func (p *Pool) CountRead() { p.reads.Add(1) }
+
+// Reads returns how many reads CountRead recorded.
+func (p *Pool) Reads() int64 { return p.reads.Load() }
 
 // SetLatency records a health-check round trip.
 func (p *Pool) SetLatency(d time.Duration) { p.latencyUs.Store(d.Microseconds()) }

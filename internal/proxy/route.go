@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -96,7 +98,8 @@ func (s *session) readHostgroup() route {
 }
 
 // pick chooses the node for hostgroup: the writer, or a reader by
-// weight and load (topology.PickReaderLoaded).
+// weight: by the reads served and load with pool.affinity (readerRun),
+// by load alone without (topology.PickReaderLoaded).
 func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Server, bool) {
 	if hostgroup == routeWriter {
 		return snap.Writer()
@@ -104,15 +107,23 @@ func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Serve
 	if !s.p.cfg.Pool.Affinity {
 		return snap.PickReaderLoaded(s.p.readerLoad)
 	}
-	if r := &s.readers; r.snap == snap && r.left > 0 && snap.Busy(s.p.readerLoad, readersBusy) {
-		if srv, ok := snap.Server(r.node); ok {
-			r.left--
-			return srv, true
+	busy := snap.Busy(s.p.readerLoad, readersBusy)
+	if r := &s.readers; busy && r.snap == snap && r.left > 0 {
+		r.left--
+		// Now and then, a run on a reader that served more than its
+		// weight's share lately ends early: the session draws again.
+		if r.left%readerRunCheck != 0 || rand.IntN(readerLeaveOdds) != 0 ||
+			!snap.AheadOfWeight(r.node, s.p.readsServed.since(s.p, snap, time.Now()).served, readerAheadSlack, readerAheadMinReads) {
+			if srv, ok := snap.Server(r.node); ok {
+				return srv, true
+			}
 		}
 	}
-	srv, ok := snap.PickReaderLoaded(s.p.readerLoad)
+	srv, ok := snap.PickReaderBehind(s.p.readerLoad, s.p.readsServed.since(s.p, snap, time.Now()).served)
 	if ok {
-		s.readers = readerRun{snap: snap, node: srv.Name, left: readerRunLength - 1}
+		// Runs of random length, so that sessions started together
+		// do not all draw again at once.
+		s.readers = readerRun{snap: snap, node: srv.Name, left: readerRunLength/2 + rand.IntN(readerRunLength)}
 	}
 	return srv, ok
 }
@@ -122,11 +133,13 @@ func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Serve
 // goes where the session's previous one went, on the connection it used
 // when nobody took it since (takeLast). A session moving between nodes
 // statement by statement cost the nodes about a third more CPU per read
-// than sessions that stay (bench/README.md). Weights and load are
-// honoured once per run, by the draw that starts it
-// (Snapshot.PickReaderLoaded, which sends a run to the reader with the
-// fewest statements in flight per weight of two drawn), so over the many
-// sessions that make readers busy the shares follow the weights. While
+// than sessions that stay (bench/README.md). Weights are honoured once
+// per run, by the draw that starts it (Snapshot.PickReaderBehind: of two
+// readers drawn by weight, the one further behind its weight's share of
+// the reads served in the last 250-500 ms, readsWindow), and a run on a
+// reader ahead of its share ends early now and then
+// (Snapshot.AheadOfWeight), so over the many sessions that make readers
+// busy the shares follow the weights. While
 // the readers are not busy every read is drawn on its own: a few
 // sessions' reads follow the weights statement by statement, and there
 // is no load for affinity to relieve. Any change of the view (a node's
@@ -137,11 +150,80 @@ type readerRun struct {
 	left int
 }
 
-// readerRunLength is how many reads a run lasts. A move to another
+// readerRunLength is how many reads a run lasts on average (from half
+// to one and a half times it). A move to another
 // reader costs the session its kept connection (often a new one is
 // opened): with runs of 64 reads sessions moved often enough to lose
 // the gain of affinity, with 1,024 they kept it (bench/README.md).
 const readerRunLength = 1024
+
+// readsWindow gives PickReaderBehind and AheadOfWeight the reads each
+// reader served lately: since the start of the previous window of
+// readsWindowLength, so between one and two windows' worth. Windows turn
+// over when a run starts or is checked (many times a second under
+// load).
+type readsWindow struct {
+	mu        sync.Mutex
+	start     time.Time
+	snap      *topology.Snapshot // the view the window counts under
+	prev, cur map[string]int64   // each pool's Reads() when the previous and the current window began
+}
+
+// readsWindowLength: long enough for thousands of reads under load,
+// short enough that runs follow a change of shares within a second.
+const readsWindowLength = 250 * time.Millisecond
+
+// readsSince is what since returns: the pools and their counts at the
+// start of the window.
+type readsSince struct {
+	pools map[string]*backend.Pool
+	prev  map[string]int64
+}
+
+// served is the reads node served since the start of the window.
+func (r readsSince) served(name string) int64 {
+	pl := r.pools[name]
+	if pl == nil {
+		return 0
+	}
+	return pl.Reads() - r.prev[name]
+}
+
+// since returns the reads served over the window under snap, at now.
+func (w *readsWindow) since(p *Proxy, snap *topology.Snapshot, now time.Time) readsSince {
+	pools := *p.pools.Load()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if age := now.Sub(w.start); age >= readsWindowLength || snap != w.snap {
+		counts := make(map[string]int64, len(pools))
+		for name, pl := range pools {
+			counts[name] = pl.Reads()
+		}
+		if age >= 2*readsWindowLength || snap != w.snap {
+			// Nothing asked for a while, or the view changed (a
+			// weight, a reader's health): what was served before
+			// says nothing of the shares wanted now.
+			w.cur = counts
+		}
+		w.prev, w.cur, w.start, w.snap = w.cur, counts, now, snap
+	}
+	return readsSince{pools: pools, prev: w.prev}
+}
+
+const (
+	// readerRunCheck: a run checks its reader's share every so many
+	// reads; readerLeaveOdds: and then, when the reader is ahead of its
+	// share, ends with a chance of one in readerLeaveOdds, so sessions
+	// leave a reader a few at a time and the shares settle instead of
+	// swinging.
+	readerRunCheck  = 32
+	readerLeaveOdds = 8
+	// readerAheadSlack: a reader is ahead when it served over its
+	// weight's share by this many percent of it, and readerAheadMinReads
+	// at least were served between the readers over the window.
+	readerAheadSlack    = 5
+	readerAheadMinReads = 1000
+)
 
 // readersBusy is the statements in flight per reader, on average, from
 // which sessions keep their reader for runs.

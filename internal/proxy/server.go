@@ -54,6 +54,9 @@ type Proxy struct {
 
 	galera   *galeraState
 	deciding deciding
+	// readsServed: the reads each reader served lately, for the draw
+	// that starts a session's run of reads (route.go).
+	readsServed readsWindow
 
 	// The shared runtime configuration (see Runtime): the accounts as
 	// configured, node weights for nodes not in the view yet, the policy

@@ -232,6 +232,9 @@ func (s *session) runStatement(st *statement) error {
 			return s.failed(c, st.class, err, res)
 		}
 		c.Pool().CountQuery(len(st.pkt), res.recv)
+		if rt == routeReader {
+			c.Pool().CountRead()
+		}
 		s.done(st, c, res)
 		s.after(c, st.class, res)
 		s.record(st, wasInTx)

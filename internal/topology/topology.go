@@ -579,6 +579,83 @@ func (s *Snapshot) PickReaderLoaded(load func(name string) int64) (Server, bool)
 	return a, true
 }
 
+// PickReaderBehind is the draw that starts a run of reads (pool.affinity):
+// two readers drawn by weight, and of two different ones the one further
+// behind its weight's share of the reads recently served (served(name):
+// reads over a recent window), so that sessions kept on their reader for
+// runs still spread the reads by weight. Equal shares fall back to load
+// per weight, as PickReaderLoaded. A reader with far more in flight per
+// weight than the other (a node that stalls serves few reads while its
+// statements pile up) is not chosen for being behind: the other is.
+func (s *Snapshot) PickReaderBehind(load, served func(name string) int64) (Server, bool) {
+	a, ok := s.PickReader()
+	if !ok || len(s.readers) < 2 {
+		return a, ok
+	}
+	b, _ := s.PickReader()
+	if a.Name == b.Name {
+		return a, true
+	}
+	wa, wb := int64(a.ReaderWeight), int64(b.ReaderWeight)
+	sa, sb := served(a.Name)*wb, served(b.Name)*wa // sa > sb: a is less behind
+	if sa == sb {
+		if load(a.Name)*wb > load(b.Name)*wa {
+			return b, true
+		}
+		return a, true
+	}
+	behind, other := a, b
+	if sa > sb {
+		behind, other = b, a
+	}
+	if stalled(load(behind.Name), int64(behind.ReaderWeight), load(other.Name), int64(other.ReaderWeight)) {
+		return other, true
+	}
+	return behind, true
+}
+
+// stalled says whether a reader has (la in flight, weight wa) more than
+// twice another's in flight per weight (lb, wb), by over stalledSlack
+// statements.
+func stalled(la, wa, lb, wb int64) bool {
+	return la*wb > 2*lb*wa+stalledSlack*wb
+}
+
+// stalledSlack is how many statements in flight a reader may have over
+// twice its share before PickReaderBehind takes it for stalled: a few
+// statements are noise, not a stall.
+const stalledSlack = 4
+
+// AheadOfWeight says whether reader name served more of the reads than
+// its weight's share, by over slackPct percent of that share (served(n):
+// the reads reader n served lately), once the readers served minReads
+// between them: fewer say too little to act on.
+func (s *Snapshot) AheadOfWeight(name string, served func(name string) int64, slackPct, minReads int64) bool {
+	if len(s.readers) < 2 {
+		return false
+	}
+	var total, mine, weight int64
+	for i, idx := range s.readers {
+		n := served(s.Servers[idx].Name)
+		total += n
+		if s.Servers[idx].Name == name {
+			mine, weight = n, int64(s.readerWeight(i))
+		}
+	}
+	if total < minReads || weight == 0 {
+		return false
+	}
+	return mine*int64(s.cumul[len(s.cumul)-1])*100 > weight*total*(100+slackPct)
+}
+
+// readerWeight is the weight of the i-th reader.
+func (s *Snapshot) readerWeight(i int) int {
+	if i == 0 {
+		return s.cumul[0]
+	}
+	return s.cumul[i] - s.cumul[i-1]
+}
+
 // Busy says whether the readers have at least perReader statements in
 // flight each on average, by load (a node's statements in flight).
 func (s *Snapshot) Busy(load func(name string) int64, perReader int64) bool {
@@ -600,15 +677,9 @@ func (s *Snapshot) PickReaderAvoiding(avoid []string) (Server, bool) {
 		return s.PickReader()
 	}
 	total := 0
-	weight := func(i int) int {
-		if i == 0 {
-			return s.cumul[0]
-		}
-		return s.cumul[i] - s.cumul[i-1]
-	}
 	for i, idx := range s.readers {
 		if !slices.Contains(avoid, s.Servers[idx].Name) {
-			total += weight(i)
+			total += s.readerWeight(i)
 		}
 	}
 	if total == 0 {
@@ -619,7 +690,7 @@ func (s *Snapshot) PickReaderAvoiding(avoid []string) (Server, bool) {
 		if slices.Contains(avoid, s.Servers[idx].Name) {
 			continue
 		}
-		if r -= weight(i); r < 0 {
+		if r -= s.readerWeight(i); r < 0 {
 			return s.Servers[idx], true
 		}
 	}

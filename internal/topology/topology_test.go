@@ -108,6 +108,88 @@ func TestPickReaderLoadedBalancesLoadAndKeepsWeights(t *testing.T) {
 	}
 }
 
+func TestPickReaderBehindFollowsWeightsByReadsServed(t *testing.T) {
+	v := NewView([]Server{
+		{Name: "w", WriterWeight: 1},
+		{Name: "r1", ReaderWeight: 100}, {Name: "r2", ReaderWeight: 300},
+	})
+	const n = 200000
+	for _, c := range []struct {
+		name               string
+		servedR1, servedR2 int64
+		loadR1, loadR2     int64
+		want               float64 // r2's share of the draws
+	}{
+		{"nothing served, nothing in flight: the weights decide", 0, 0, 0, 0, 0.75},
+		{"served in proportion to the weights: the weights decide", 1000, 3000, 2, 6, 0.75},
+		// Two different draws go to r1: r2 only when both were r2 (0.75²).
+		{"r2 ahead of its share: r1 gets the runs", 1000, 9000, 2, 6, 0.5625},
+		// Two different draws go to r2: r1 only when both were r1 (0.25²).
+		{"r2 behind its share: r2 gets the runs", 1000, 1000, 2, 6, 0.9375},
+		{"r2 behind with its share in flight: still r2", 1000, 1000, 3, 9, 0.9375},
+		{"r2 behind because it stalls (far more in flight): r1", 1000, 10, 1, 40, 0.5625},
+		{"equal shares: the less loaded per weight", 1000, 3000, 10, 300, 0.5625},
+	} {
+		counts := map[string]int{}
+		by := func(r1, r2 int64) func(string) int64 {
+			return func(name string) int64 {
+				if name == "r2" {
+					return r2
+				}
+				return r1
+			}
+		}
+		for i := 0; i < n; i++ {
+			s, _ := v.Load().PickReaderBehind(by(c.loadR1, c.loadR2), by(c.servedR1, c.servedR2))
+			counts[s.Name]++
+		}
+		if got := float64(counts["r2"]) / n; counts["w"] != 0 || math.Abs(got-c.want) > 0.02 {
+			t.Errorf("%s: %v, r2 share %.3f, want %.4f and no read on the writer", c.name, counts, got, c.want)
+		}
+	}
+	v.SetHealth("r1", false, "down")
+	for i := 0; i < 100; i++ {
+		if s, _ := v.Load().PickReaderBehind(func(string) int64 { return 1000 }, func(string) int64 { return 0 }); s.Name != "r2" {
+			t.Fatalf("only r2 online: picked %s", s.Name)
+		}
+	}
+}
+
+func TestAheadOfWeight(t *testing.T) {
+	v := NewView([]Server{
+		{Name: "w", WriterWeight: 1},
+		{Name: "r1", ReaderWeight: 100}, {Name: "r2", ReaderWeight: 300},
+	})
+	for _, tc := range []struct {
+		name   string
+		r1, r2 int64 // reads served
+		ahead1 bool  // r1 ahead
+		ahead2 bool
+	}{
+		{"on the weights", 250, 750, false, false},
+		{"within the slack", 270, 730, false, false},
+		{"r1 over its share by more than 10%", 290, 710, true, false},
+		{"r2 over its share by more than 10%", 150, 850, false, true},
+		{"too few reads to say", 90, 0, false, false},
+	} {
+		served := func(n string) int64 { return map[string]int64{"r1": tc.r1, "r2": tc.r2, "w": 5000}[n] }
+		snap := v.Load()
+		if got := snap.AheadOfWeight("r1", served, 10, 100); got != tc.ahead1 {
+			t.Errorf("%s: r1 ahead %v, want %v", tc.name, got, tc.ahead1)
+		}
+		if got := snap.AheadOfWeight("r2", served, 10, 100); got != tc.ahead2 {
+			t.Errorf("%s: r2 ahead %v, want %v", tc.name, got, tc.ahead2)
+		}
+		if snap.AheadOfWeight("w", served, 10, 100) {
+			t.Errorf("%s: the writer (not a reader) ahead", tc.name)
+		}
+	}
+	v.SetHealth("r1", false, "down")
+	if v.Load().AheadOfWeight("r2", func(string) int64 { return 1000 }, 10, 100) {
+		t.Error("the only reader is ahead of its share")
+	}
+}
+
 func TestPickReaderAvoidingSkipsNodesThatJustFailed(t *testing.T) {
 	v := NewView([]Server{
 		{Name: "w", WriterWeight: 1},

@@ -89,12 +89,7 @@ func TestProxy(t *testing.T) {
 	t.Run("reads follow reader weights, changed live through the admin interface", func(t *testing.T) {
 		adm := pt.adminDB(t)
 		mustExec(t, adm, "DELETE FROM stats_query_digest")
-		// One read in flight at a time: every pick sees the readers
-		// equally loaded, so the split is the weights' alone. With several
-		// in flight the less loaded of two draws takes the read (power of
-		// two choices, docs/proxy.md): a node slowed a moment gets fewer
-		// reads, by design — with 8 workers CI once saw 0.566/0.434 for
-		// weights 100/100.
+		// One read in flight at a time: each read is drawn on its own.
 		counts := countReads(t, db, 10000, 1)
 		checkShares(t, counts, map[string]float64{"node2": 0.5, "node3": 0.5}, 10000)
 		res := mustExec(t, adm, "UPDATE servers SET reader_weight = 300 WHERE name = 'node3'")
@@ -106,6 +101,14 @@ func TestProxy(t *testing.T) {
 		}
 		counts = countReads(t, db, 10000, 1)
 		checkShares(t, counts, map[string]float64{"node2": 0.25, "node3": 0.75}, 10000)
+		// Many sessions at once: the readers are busy, a session's reads
+		// stay on one reader for runs (pool.affinity), and the runs are
+		// steered by the reads each reader served, so the shares still
+		// follow the weights (docs/proxy.md#routing): node2 got
+		// 0.250-0.251 in three runs here. Runs drawn by load instead gave
+		// node2 0.221 and 0.229 (the first out of bounds).
+		counts = countReads(t, db, 24000, 16)
+		checkShares(t, counts, map[string]float64{"node2": 0.25, "node3": 0.75}, 24000)
 		// The weights are the operator's: nothing rewrote them.
 		rows, err := adm.Query("SELECT name, reader_weight FROM servers ORDER BY name")
 		if err != nil {
@@ -149,11 +152,11 @@ func TestProxy(t *testing.T) {
 		// count.
 		c := ""
 		deadline := time.Now().Add(5 * time.Second)
-		for ; c != "20000" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for ; c != "44000" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			c = str(t, adm, "SELECT count_star FROM stats_query_digest WHERE digest_text LIKE 'SELECT @@wsrep_node_name' AND hostgroup = 'reader'")
 		}
-		if c != "20000" {
-			t.Errorf("stats_query_digest counts %s reads of SELECT @@wsrep_node_name, want 20000", c)
+		if c != "44000" {
+			t.Errorf("stats_query_digest counts %s reads of SELECT @@wsrep_node_name, want 44000 (10,000 + 10,000 + 24,000)", c)
 		}
 	})
 
