@@ -563,20 +563,31 @@ func (s *Snapshot) PickReader() (Server, bool) {
 // chosen by weight; a reader that falls behind gets fewer reads until it
 // catches up.
 func (s *Snapshot) PickReaderLoaded(load func(name string) int64) (Server, bool) {
-	a, ok := s.PickReader()
-	if !ok || len(s.readers) < 2 {
+	a, b, ok, choose := s.drawTwo()
+	if !choose {
 		return a, ok
 	}
-	b, _ := s.PickReader()
-	if a.Name == b.Name {
-		return a, true
+	return lessLoaded(a, b, load), true
+}
+
+// drawTwo draws two readers by weight (PickReader); choose says whether
+// they differ, else a is the pick (or none, !ok).
+func (s *Snapshot) drawTwo() (a, b Server, ok, choose bool) {
+	a, ok = s.PickReader()
+	if !ok || len(s.readers) < 2 {
+		return a, a, ok, false
 	}
-	la, lb := load(a.Name), load(b.Name)
-	// la/wa > lb/wb, without division.
-	if la*int64(b.ReaderWeight) > lb*int64(a.ReaderWeight) {
-		return b, true
+	b, _ = s.PickReader()
+	return a, b, true, a.Name != b.Name
+}
+
+// lessLoaded is a unless b has less load per unit of weight.
+func lessLoaded(a, b Server, load func(name string) int64) Server {
+	// load(a)/wa > load(b)/wb, without division.
+	if load(a.Name)*int64(b.ReaderWeight) > load(b.Name)*int64(a.ReaderWeight) {
+		return b
 	}
-	return a, true
+	return a
 }
 
 // PickReaderBehind is the draw that starts a run of reads (pool.affinity):
@@ -588,21 +599,14 @@ func (s *Snapshot) PickReaderLoaded(load func(name string) int64) (Server, bool)
 // weight than the other (a node that stalls serves few reads while its
 // statements pile up) is not chosen for being behind: the other is.
 func (s *Snapshot) PickReaderBehind(load, served func(name string) int64) (Server, bool) {
-	a, ok := s.PickReader()
-	if !ok || len(s.readers) < 2 {
+	a, b, ok, choose := s.drawTwo()
+	if !choose {
 		return a, ok
-	}
-	b, _ := s.PickReader()
-	if a.Name == b.Name {
-		return a, true
 	}
 	wa, wb := int64(a.ReaderWeight), int64(b.ReaderWeight)
 	sa, sb := served(a.Name)*wb, served(b.Name)*wa // sa > sb: a is less behind
 	if sa == sb {
-		if load(a.Name)*wb > load(b.Name)*wa {
-			return b, true
-		}
-		return a, true
+		return lessLoaded(a, b, load), true
 	}
 	behind, other := a, b
 	if sa > sb {
