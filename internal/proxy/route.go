@@ -108,12 +108,13 @@ func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Serve
 		return snap.PickReaderLoaded(s.p.readerLoad)
 	}
 	busy := snap.Busy(s.p.readerLoad, readersBusy)
-	if r := &s.readers; busy && r.snap == snap && r.left > 0 {
+	if r := &s.readers; busy && r.left > 0 && (r.snap == snap || snap.SameReaders(r.snap)) {
+		r.snap = snap
 		r.left--
 		// Now and then, a run on a reader that served more than its
 		// weight's share lately ends early: the session draws again.
 		if r.left%readerRunCheck != 0 || rand.IntN(readerLeaveOdds) != 0 ||
-			!snap.AheadOfWeight(r.node, s.p.readsServed.since(s.p, snap, time.Now()).served, readerAheadSlack, readerAheadMinReads) {
+			!snap.AheadOfWeight(r.node, s.p.readerLoad, s.p.readsServed.since(s.p, snap, time.Now()).served, readerAheadSlack, readerAheadMinReads) {
 			if srv, ok := snap.Server(r.node); ok {
 				return srv, true
 			}
@@ -121,9 +122,10 @@ func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Serve
 	}
 	srv, ok := snap.PickReaderBehind(s.p.readerLoad, s.p.readsServed.since(s.p, snap, time.Now()).served)
 	if ok {
-		// Runs of random length, so that sessions started together
-		// do not all draw again at once.
-		s.readers = readerRun{snap: snap, node: srv.Name, left: readerRunLength/2 + rand.IntN(readerRunLength)}
+		// Runs of random length (the read drawn, then 511 to 1,534
+		// more), so that sessions started together do not all draw
+		// again at once.
+		s.readers = readerRun{snap: snap, node: srv.Name, left: readerRunLength/2 - 1 + rand.IntN(readerRunLength)}
 	}
 	return srv, ok
 }
@@ -136,14 +138,16 @@ func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Serve
 // than sessions that stay (bench/README.md). Weights are honoured once
 // per run, by the draw that starts it (Snapshot.PickReaderBehind: of two
 // readers drawn by weight, the one further behind its weight's share of
-// the reads served in the last 250-500 ms, readsWindow), and a run on a
+// the reads served in the last 250-750 ms, readsWindow), and a run on a
 // reader ahead of its share ends early now and then
 // (Snapshot.AheadOfWeight), so over the many sessions that make readers
 // busy the shares follow the weights. While
 // the readers are not busy every read is drawn on its own: a few
 // sessions' reads follow the weights statement by statement, and there
-// is no load for affinity to relieve. Any change of the view (a node's
-// health, lag or weight) starts a new run at once.
+// is no load for affinity to relieve. A change of the readers or their
+// weights (a reader's health, lag or weight) starts new runs at once; a
+// new view that leaves them as they were (a status text, the writer's
+// checks) does not (Snapshot.SameReaders).
 type readerRun struct {
 	snap *topology.Snapshot
 	node string
@@ -159,14 +163,25 @@ const readerRunLength = 1024
 
 // readsWindow gives PickReaderBehind and AheadOfWeight the reads each
 // reader served lately: since the start of the previous window of
-// readsWindowLength, so between one and two windows' worth. Windows turn
-// over when a run starts or is checked (many times a second under
-// load).
+// readsWindowLength (between one and three windows' worth under steady
+// load; one window's worth at most after a change of the readers or
+// their weights, or a pause, when what was served before says nothing of
+// the shares wanted now). Reading it is one atomic load; the first
+// session to find it expired turns it over.
 type readsWindow struct {
-	mu        sync.Mutex
-	start     time.Time
-	snap      *topology.Snapshot // the view the window counts under
-	prev, cur map[string]int64   // each pool's Reads() when the previous and the current window began
+	mu    sync.Mutex // held to turn the window over
+	state atomic.Pointer[readsWindowState]
+}
+
+// readsWindowState is one window: from start, under snap's readers.
+type readsWindowState struct {
+	start time.Time
+	snap  *topology.Snapshot
+	pools map[string]*backend.Pool
+	// prev and cur: each pool's Reads() when the previous and this
+	// window began (by pool: a node re-registered at a new address gets
+	// a new pool, counting from zero).
+	prev, cur map[*backend.Pool]int64
 }
 
 // readsWindowLength: long enough for thousands of reads under load,
@@ -177,7 +192,7 @@ const readsWindowLength = 250 * time.Millisecond
 // start of the window.
 type readsSince struct {
 	pools map[string]*backend.Pool
-	prev  map[string]int64
+	prev  map[*backend.Pool]int64
 }
 
 // served is the reads node served since the start of the window.
@@ -186,28 +201,33 @@ func (r readsSince) served(name string) int64 {
 	if pl == nil {
 		return 0
 	}
-	return pl.Reads() - r.prev[name]
+	return pl.Reads() - r.prev[pl]
 }
 
 // since returns the reads served over the window under snap, at now.
 func (w *readsWindow) since(p *Proxy, snap *topology.Snapshot, now time.Time) readsSince {
-	pools := *p.pools.Load()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if age := now.Sub(w.start); age >= readsWindowLength || snap != w.snap {
-		counts := make(map[string]int64, len(pools))
-		for name, pl := range pools {
-			counts[name] = pl.Reads()
-		}
-		if age >= 2*readsWindowLength || snap != w.snap {
-			// Nothing asked for a while, or the view changed (a
-			// weight, a reader's health): what was served before
-			// says nothing of the shares wanted now.
-			w.cur = counts
-		}
-		w.prev, w.cur, w.start, w.snap = w.cur, counts, now, snap
+	current := func(st *readsWindowState) bool {
+		return st != nil && now.Sub(st.start) < readsWindowLength && (st.snap == snap || snap.SameReaders(st.snap))
 	}
-	return readsSince{pools: pools, prev: w.prev}
+	st := w.state.Load()
+	if !current(st) {
+		w.mu.Lock()
+		if st = w.state.Load(); !current(st) {
+			pools := *p.pools.Load()
+			counts := make(map[*backend.Pool]int64, len(pools))
+			for _, pl := range pools {
+				counts[pl] = pl.Reads()
+			}
+			next := &readsWindowState{start: now, snap: snap, pools: pools, prev: counts, cur: counts}
+			if st != nil && now.Sub(st.start) < 2*readsWindowLength && (st.snap == snap || snap.SameReaders(st.snap)) {
+				next.prev = st.cur
+			}
+			w.state.Store(next)
+			st = next
+		}
+		w.mu.Unlock()
+	}
+	return readsSince{pools: st.pools, prev: st.prev}
 }
 
 const (

@@ -594,54 +594,63 @@ func lessLoaded(a, b Server, load func(name string) int64) Server {
 // two readers drawn by weight, and of two different ones the one further
 // behind its weight's share of the reads recently served (served(name):
 // reads over a recent window), so that sessions kept on their reader for
-// runs still spread the reads by weight. Equal shares fall back to load
-// per weight, as PickReaderLoaded. A reader with far more in flight per
-// weight than the other (a node that stalls serves few reads while its
-// statements pile up) is not chosen for being behind: the other is.
+// runs still spread the reads by weight. The reader behind is taken only
+// if it keeps up (keepsUp: it served at least as many reads over the
+// window as it has statements in flight now; a node that hangs serves
+// none while its statements pile up) and has no more in flight per
+// weight than the other, by loadSlack statements; else the other is.
+// Equal shares (nothing served yet) fall back to load per weight, as
+// PickReaderLoaded.
 func (s *Snapshot) PickReaderBehind(load, served func(name string) int64) (Server, bool) {
 	a, b, ok, choose := s.drawTwo()
 	if !choose {
 		return a, ok
 	}
+	sa, sb := served(a.Name), served(b.Name)
 	wa, wb := int64(a.ReaderWeight), int64(b.ReaderWeight)
-	sa, sb := served(a.Name)*wb, served(b.Name)*wa // sa > sb: a is less behind
-	if sa == sb {
+	if sa*wb == sb*wa { // sa*wb > sb*wa: a is less behind
 		return lessLoaded(a, b, load), true
 	}
-	behind, other := a, b
-	if sa > sb {
-		behind, other = b, a
+	behind, other, sBehind := a, b, sa
+	if sa*wb > sb*wa {
+		behind, other, sBehind = b, a, sb
 	}
-	if stalled(load(behind.Name), int64(behind.ReaderWeight), load(other.Name), int64(other.ReaderWeight)) {
+	lBehind, lOther := load(behind.Name), load(other.Name)
+	if !keepsUp(sBehind, lBehind) ||
+		lBehind*int64(other.ReaderWeight) > lOther*int64(behind.ReaderWeight)+loadSlack*int64(other.ReaderWeight) {
 		return other, true
 	}
 	return behind, true
 }
 
-// stalled says whether a reader has (la in flight, weight wa) more than
-// twice another's in flight per weight (lb, wb), by over stalledSlack
-// statements.
-func stalled(la, wa, lb, wb int64) bool {
-	return la*wb > 2*lb*wa+stalledSlack*wb
-}
+// keepsUp says whether a reader that served this many reads over the
+// window while it has inFlight statements now keeps up with them.
+func keepsUp(served, inFlight int64) bool { return served >= inFlight }
 
-// stalledSlack is how many statements in flight a reader may have over
-// twice its share before PickReaderBehind takes it for stalled: a few
-// statements are noise, not a stall.
-const stalledSlack = 4
+// loadSlack is how many statements in flight a reader behind its share
+// may have over the other's, per weight, and still take the run: with
+// few statements in flight a reader is often idle a moment, and taking
+// the idle one every time bends the weights (bench/README.md).
+const loadSlack = 4
 
 // AheadOfWeight says whether reader name served more of the reads than
 // its weight's share, by over slackPct percent of that share (served(n):
 // the reads reader n served lately), once the readers served minReads
-// between them: fewer say too little to act on.
-func (s *Snapshot) AheadOfWeight(name string, served func(name string) int64, slackPct, minReads int64) bool {
+// between them: fewer say too little to act on. Readers that do not keep
+// up (keepsUp, by load: statements in flight) count for neither the reads
+// nor the weights: a reader that hangs is not a share to make up.
+func (s *Snapshot) AheadOfWeight(name string, load, served func(name string) int64, slackPct, minReads int64) bool {
 	if len(s.readers) < 2 {
 		return false
 	}
-	var total, mine, weight int64
+	var total, weights, mine, weight int64
 	for i, idx := range s.readers {
 		n := served(s.Servers[idx].Name)
+		if !keepsUp(n, load(s.Servers[idx].Name)) {
+			continue
+		}
 		total += n
+		weights += int64(s.readerWeight(i))
 		if s.Servers[idx].Name == name {
 			mine, weight = n, int64(s.readerWeight(i))
 		}
@@ -649,7 +658,22 @@ func (s *Snapshot) AheadOfWeight(name string, served func(name string) int64, sl
 	if total < minReads || weight == 0 {
 		return false
 	}
-	return mine*int64(s.cumul[len(s.cumul)-1])*100 > weight*total*(100+slackPct)
+	return mine*weights*100 > weight*total*(100+slackPct)
+}
+
+// SameReaders says whether o has the same readers with the same weights
+// as s (a snapshot published for another reason: a node's status text,
+// the writer's lag).
+func (s *Snapshot) SameReaders(o *Snapshot) bool {
+	if o == nil || len(s.readers) != len(o.readers) {
+		return false
+	}
+	for i, idx := range s.readers {
+		if s.Servers[idx].Name != o.Servers[o.readers[i]].Name || s.cumul[i] != o.cumul[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // readerWeight is the weight of the i-th reader.

@@ -127,7 +127,9 @@ func TestPickReaderBehindFollowsWeightsByReadsServed(t *testing.T) {
 		// Two different draws go to r2: r1 only when both were r1 (0.25²).
 		{"r2 behind its share: r2 gets the runs", 1000, 1000, 2, 6, 0.9375},
 		{"r2 behind with its share in flight: still r2", 1000, 1000, 3, 9, 0.9375},
-		{"r2 behind because it stalls (far more in flight): r1", 1000, 10, 1, 40, 0.5625},
+		{"r2 behind, r1 idle, r2 a few in flight (the slack): still r2", 1000, 1000, 0, 4, 0.9375},
+		{"r2 behind with more in flight per weight than r1, past the slack: r1", 1000, 1000, 1, 8, 0.5625},
+		{"r2 behind because it hangs (fewer reads served than in flight): r1", 1000, 5, 20, 6, 0.5625},
 		{"equal shares: the less loaded per weight", 1000, 3000, 10, 300, 0.5625},
 	} {
 		counts := map[string]int{}
@@ -163,30 +165,68 @@ func TestAheadOfWeight(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		r1, r2 int64 // reads served
-		ahead1 bool  // r1 ahead
+		load   map[string]int64
+		ahead1 bool // r1 ahead
 		ahead2 bool
 	}{
-		{"on the weights", 250, 750, false, false},
-		{"within the slack", 270, 730, false, false},
-		{"r1 over its share by more than 10%", 290, 710, true, false},
-		{"r2 over its share by more than 10%", 150, 850, false, true},
-		{"too few reads to say", 90, 0, false, false},
+		{"on the weights", 250, 750, nil, false, false},
+		{"within the slack", 270, 730, nil, false, false},
+		{"r1 over its share by more than 10%", 290, 710, nil, true, false},
+		{"r2 over its share by more than 10%", 150, 850, nil, false, true},
+		{"too few reads to say", 90, 0, nil, false, false},
+		// r2 hangs (its statements pile up, it serves next to none):
+		// r1 serving everything is not ahead of a share r2 cannot take.
+		{"r2 does not keep up", 1000, 3, map[string]int64{"r2": 40}, false, false},
 	} {
 		served := func(n string) int64 { return map[string]int64{"r1": tc.r1, "r2": tc.r2, "w": 5000}[n] }
+		load := func(n string) int64 { return tc.load[n] }
 		snap := v.Load()
-		if got := snap.AheadOfWeight("r1", served, 10, 100); got != tc.ahead1 {
+		if got := snap.AheadOfWeight("r1", load, served, 10, 100); got != tc.ahead1 {
 			t.Errorf("%s: r1 ahead %v, want %v", tc.name, got, tc.ahead1)
 		}
-		if got := snap.AheadOfWeight("r2", served, 10, 100); got != tc.ahead2 {
+		if got := snap.AheadOfWeight("r2", load, served, 10, 100); got != tc.ahead2 {
 			t.Errorf("%s: r2 ahead %v, want %v", tc.name, got, tc.ahead2)
 		}
-		if snap.AheadOfWeight("w", served, 10, 100) {
+		if snap.AheadOfWeight("w", load, served, 10, 100) {
 			t.Errorf("%s: the writer (not a reader) ahead", tc.name)
 		}
 	}
 	v.SetHealth("r1", false, "down")
-	if v.Load().AheadOfWeight("r2", func(string) int64 { return 1000 }, 10, 100) {
+	if v.Load().AheadOfWeight("r2", func(string) int64 { return 0 }, func(string) int64 { return 1000 }, 10, 100) {
 		t.Error("the only reader is ahead of its share")
+	}
+}
+
+func TestSameReaders(t *testing.T) {
+	servers := []Server{
+		{Name: "w", WriterWeight: 1},
+		{Name: "r1", ReaderWeight: 100}, {Name: "r2", ReaderWeight: 300},
+	}
+	v := NewView(servers)
+	before := v.Load()
+	if !before.SameReaders(before) || before.SameReaders(nil) {
+		t.Fatal("SameReaders of itself / of nil")
+	}
+	// The writer's status changes: a new snapshot, the same readers.
+	v.SetHealth("w", true, "lag 3")
+	if after := v.Load(); after == before || !after.SameReaders(before) {
+		t.Errorf("a writer status change: new snapshot %v, same readers %v; want both", after != before, after.SameReaders(before))
+	}
+	if err := v.Update(func(s *Server) error {
+		if s.Name == "r2" {
+			s.ReaderWeight = 200
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v.Load().SameReaders(before) {
+		t.Error("a reader's weight changed: same readers")
+	}
+	v2 := NewView(servers)
+	v2.SetHealth("r1", false, "down")
+	if v2.Load().SameReaders(before) {
+		t.Error("a reader left: same readers")
 	}
 }
 
