@@ -595,12 +595,11 @@ func lessLoaded(a, b Server, load func(name string) int64) Server {
 // behind its weight's share of the reads recently served (served(name):
 // reads over a recent window), so that sessions kept on their reader for
 // runs still spread the reads by weight. The reader behind is taken only
-// if it keeps up (keepsUp: it served at least as many reads over the
-// window as it has statements in flight now; a node that hangs serves
-// none while its statements pile up) and has no more in flight per
-// weight than the other, by loadSlack statements; else the other is.
-// Equal shares (nothing served yet) fall back to load per weight, as
-// PickReaderLoaded.
+// if it keeps up (keepsUp: it served reads over the window, or has
+// nothing in use; a node that hangs serves none while its connections
+// stay in use) and has no more in use per weight than the other, by
+// loadSlack; else, as with equal shares (nothing served yet), the less
+// loaded per weight takes it, as in PickReaderLoaded.
 func (s *Snapshot) PickReaderBehind(load, served func(name string) int64) (Server, bool) {
 	a, b, ok, choose := s.drawTwo()
 	if !choose {
@@ -618,26 +617,29 @@ func (s *Snapshot) PickReaderBehind(load, served func(name string) int64) (Serve
 	lBehind, lOther := load(behind.Name), load(other.Name)
 	if !keepsUp(sBehind, lBehind) ||
 		lBehind*int64(other.ReaderWeight) > lOther*int64(behind.ReaderWeight)+loadSlack*int64(other.ReaderWeight) {
-		return other, true
+		return lessLoaded(a, b, load), true
 	}
 	return behind, true
 }
 
 // keepsUp says whether a reader that served this many reads over the
-// window while it has inFlight statements now keeps up with them.
-func keepsUp(served, inFlight int64) bool { return served >= inFlight }
+// window, with inUse connections in use there now, makes progress. In
+// use counts connections held between statements too (a pinned
+// session, a read-only transaction), so only no progress at all says
+// that a node hangs.
+func keepsUp(served, inUse int64) bool { return served > 0 || inUse == 0 }
 
-// loadSlack is how many statements in flight a reader behind its share
-// may have over the other's, per weight, and still take the run: with
-// few statements in flight a reader is often idle a moment, and taking
-// the idle one every time bends the weights (bench/README.md).
+// loadSlack is how many connections in use a reader behind its share may
+// have over the other's, per weight, and still take the run: with few
+// statements in flight a reader is often idle a moment, and taking the
+// idle one every time bends the weights (bench/README.md).
 const loadSlack = 4
 
 // AheadOfWeight says whether reader name served more of the reads than
 // its weight's share, by over slackPct percent of that share (served(n):
 // the reads reader n served lately), once the readers served minReads
 // between them: fewer say too little to act on. Readers that do not keep
-// up (keepsUp, by load: statements in flight) count for neither the reads
+// up (keepsUp, by load: connections in use) count for neither the reads
 // nor the weights: a reader that hangs is not a share to make up.
 func (s *Snapshot) AheadOfWeight(name string, load, served func(name string) int64, slackPct, minReads int64) bool {
 	if len(s.readers) < 2 {

@@ -128,8 +128,14 @@ func TestPickReaderBehindFollowsWeightsByReadsServed(t *testing.T) {
 		{"r2 behind its share: r2 gets the runs", 1000, 1000, 2, 6, 0.9375},
 		{"r2 behind with its share in flight: still r2", 1000, 1000, 3, 9, 0.9375},
 		{"r2 behind, r1 idle, r2 a few in flight (the slack): still r2", 1000, 1000, 0, 4, 0.9375},
-		{"r2 behind with more in flight per weight than r1, past the slack: r1", 1000, 1000, 1, 8, 0.5625},
-		{"r2 behind because it hangs (fewer reads served than in flight): r1", 1000, 5, 20, 6, 0.5625},
+		// Refused for its load: the less loaded per weight, r1.
+		{"r2 behind with more in use per weight than r1, past the slack: r1", 1000, 1000, 1, 8, 0.5625},
+		// Refused for no progress: the less loaded per weight, r1 here...
+		{"r2 behind because it hangs (no read served, connections in use): r1", 1000, 0, 1, 6, 0.5625},
+		// ... and r2 when r1 is the more loaded: a hang is told by
+		// the load it piles up, not by the share it misses.
+		{"r2 behind with no read served yet, r1 more loaded: r2", 1000, 0, 50, 6, 0.9375},
+		{"r2 behind, slow but serving (few reads, many in use): still r2", 1000, 5, 20, 6, 0.9375},
 		{"equal shares: the less loaded per weight", 1000, 3000, 10, 300, 0.5625},
 	} {
 		counts := map[string]int{}
@@ -176,7 +182,9 @@ func TestAheadOfWeight(t *testing.T) {
 		{"too few reads to say", 90, 0, nil, false, false},
 		// r2 hangs (its statements pile up, it serves next to none):
 		// r1 serving everything is not ahead of a share r2 cannot take.
-		{"r2 does not keep up", 1000, 3, map[string]int64{"r2": 40}, false, false},
+		{"r2 does not keep up", 1000, 0, map[string]int64{"r2": 40}, false, false},
+		// Slow but serving: it counts, and r1 is ahead of its share.
+		{"r2 slow but serving", 1000, 3, map[string]int64{"r2": 40}, true, false},
 	} {
 		served := func(n string) int64 { return map[string]int64{"r1": tc.r1, "r2": tc.r2, "w": 5000}[n] }
 		load := func(n string) int64 { return tc.load[n] }
