@@ -108,7 +108,7 @@ func (s *session) pick(snap *topology.Snapshot, hostgroup route) (topology.Serve
 		return snap.PickReaderLoaded(s.p.readerLoad)
 	}
 	busy := snap.Busy(s.p.readerLoad, readersBusy)
-	if r := &s.readers; busy && r.left > 0 && (r.snap == snap || snap.SameReaders(r.snap)) {
+	if r := &s.readers; busy && r.left > 0 && snap.SameReaders(r.snap) {
 		r.snap = snap
 		r.left--
 		// Now and then, a run on a reader that served more than its
@@ -207,7 +207,7 @@ func (r readsSince) served(name string) int64 {
 // since returns the reads served over the window under snap, at now.
 func (w *readsWindow) since(p *Proxy, snap *topology.Snapshot, now time.Time) readsSince {
 	current := func(st *readsWindowState) bool {
-		return st != nil && now.Sub(st.start) < readsWindowLength && (st.snap == snap || snap.SameReaders(st.snap))
+		return st != nil && now.Sub(st.start) < readsWindowLength && snap.SameReaders(st.snap)
 	}
 	st := w.state.Load()
 	if !current(st) {
@@ -219,7 +219,7 @@ func (w *readsWindow) since(p *Proxy, snap *topology.Snapshot, now time.Time) re
 				counts[pl] = pl.Reads()
 			}
 			next := &readsWindowState{start: now, snap: snap, pools: pools, prev: counts, cur: counts}
-			if st != nil && now.Sub(st.start) < 2*readsWindowLength && (st.snap == snap || snap.SameReaders(st.snap)) {
+			if st != nil && now.Sub(st.start) < 2*readsWindowLength && snap.SameReaders(st.snap) {
 				next.prev = st.cur
 			}
 			w.state.Store(next)

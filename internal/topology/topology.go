@@ -606,12 +606,11 @@ func (s *Snapshot) PickReaderBehind(load, served func(name string) int64) (Serve
 		return a, ok
 	}
 	sa, sb := served(a.Name), served(b.Name)
-	wa, wb := int64(a.ReaderWeight), int64(b.ReaderWeight)
-	if sa*wb == sb*wa { // sa*wb > sb*wa: a is less behind
-		return lessLoaded(a, b, load), true
-	}
 	behind, other, sBehind := a, b, sa
-	if sa*wb > sb*wa {
+	switch aw, bw := sa*int64(b.ReaderWeight), sb*int64(a.ReaderWeight); {
+	case aw == bw:
+		return lessLoaded(a, b, load), true
+	case aw > bw: // a is less behind
 		behind, other, sBehind = b, a, sb
 	}
 	lBehind, lOther := load(behind.Name), load(other.Name)
@@ -667,6 +666,9 @@ func (s *Snapshot) AheadOfWeight(name string, load, served func(name string) int
 // as s (a snapshot published for another reason: a node's status text,
 // the writer's lag).
 func (s *Snapshot) SameReaders(o *Snapshot) bool {
+	if s == o {
+		return true
+	}
 	if o == nil || len(s.readers) != len(o.readers) {
 		return false
 	}
