@@ -10,6 +10,10 @@ Standard library only. Subcommands:
       one JSON object: the key=value pairs plus QPS, latency percentiles
       computed from the histogram, errors, and the proxy CPU/RSS figures
       passed in (cpu_ticks, clk_tck, rss_peak_kib); prints a one-line summary
+  report.py record-profile RAW TRACES SYSBENCH_LOG key=value ...
+      sort the samples of a Go CPU profile (`go tool pprof -traces` output)
+      into what they were spent on and append one JSON object with the
+      seconds of each, and the queries of the sysbench run it covered
   report.py render RESULTS_DIR
       read RESULTS_DIR/raw.jsonl, write RESULTS_DIR/report.md, print it, and
       copy it to RESULTS_DIR/../latest.md
@@ -191,6 +195,114 @@ def cmd_record_sysbench(args):
     else:
         print("%-18s %-8s %s: %s" % (rec.get("workload"), rec.get("target"),
                                      rec.get("status"), rec.get("error")))
+
+
+# What galeon's CPU goes to, from a Go CPU profile: each sample's stack
+# goes to the first category whose rule matches. The system-call,
+# scheduler and memory rules look at the whole stack (a write's kernel
+# time is the write's, wherever the code that wrote); the others at the
+# frames from the leaf up, the first galeon frame deciding.
+PROFILE_CATEGORIES = [
+    ("writes", "socket writes (system calls: on loopback the kernel also delivers the bytes and wakes the reader)"),
+    ("reads", "socket reads (system calls)"),
+    ("sched", "Go scheduler: parking and waking goroutines, waiting in epoll"),
+    ("memory", "memory: allocation and garbage collection"),
+    ("parse", "SQL text: classification and digest (package sqlclass)"),
+    ("route", "routing: choosing the node, pools, health view"),
+    ("stats", "statistics: digests, histograms, counters"),
+    ("relay", "relaying: packet framing and buffers"),
+    ("galeon", "other galeon code (session loop, monitor, admin)"),
+    ("other", "other (Go runtime and standard library)"),
+]
+_PROFILE_WHOLE_STACK = [
+    ("writes", ("rawio.(*Conn).write", "net.(*conn).Write", "crypto/tls.(*Conn).Write")),
+    ("reads", ("rawio.(*Conn).read", "net.(*conn).Read", "crypto/tls.(*Conn).Read")),
+    ("sched", ("runtime.schedule", "runtime.findRunnable", "runtime.netpoll", "runtime.park_m", "runtime.goready",
+               "runtime.wakep", "runtime.startm", "runtime.stopm", "runtime.notesleep", "runtime.notewakeup",
+               "runtime.mPark", "runtime.exitsyscall", "runtime.entersyscall", "runtime.sysmon", "runtime.usleep")),
+    ("memory", ("runtime.gcBgMarkWorker", "runtime.gcDrain", "runtime.mallocgc", "runtime.gcAssist", "runtime.bgsweep",
+                "runtime.bgscavenge", "runtime.newobject", "runtime.makeslice", "runtime.growslice", "runtime.makemap",
+                "runtime.gcStart", "runtime.markroot", "runtime.scanobject")),
+]
+_PROFILE_LEAF_UP = [
+    ("parse", ("/internal/sqlclass.", "/internal/sessionvars.")),
+    ("stats", ("/internal/digest.", "/internal/metrics.", "proxy.(*histograms)", "proxy.(*hist", "proxy.(*digests)",
+               "prometheus")),
+    ("route", ("/internal/backend.(*Pool)", "/internal/topology.", "proxy.(*session).acquire", "proxy.(*session).pick",
+               "proxy.(*session).connFor", "proxy.(*session).takeLast", "proxy.(*session).release",
+               "proxy.(*readsWindow)", "proxy.(*Proxy).readerLoad", "proxy.(*Proxy).pool")),
+    ("relay", ("/internal/mysqlproto.", "proxy.(*session).relay", "proxy.(*session).forward", "bufio.", "/internal/rawio.")),
+    ("galeon", ("galeon-db/galeon/",)),
+]
+
+
+def profile_category(stack):
+    """stack: the frames of one sample, leaf first."""
+    for cat, marks in _PROFILE_WHOLE_STACK:
+        if any(m in fr for fr in stack for m in marks):
+            return cat
+    for fr in stack:
+        for cat, marks in _PROFILE_LEAF_UP:
+            if any(m in fr for m in marks):
+                return cat
+    return "other"
+
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_traces(text):
+    """`go tool pprof -traces` output -> seconds per category."""
+    secs = {c: 0.0 for c, _ in PROFILE_CATEGORIES}
+    value, stack = None, []
+
+    def flush():
+        if value is not None and stack:
+            secs[profile_category(stack)] += value
+
+    for line in text.splitlines():
+        if line.startswith("-----------+"):
+            flush()
+            value, stack = None, []
+            continue
+        m = re.match(r"^\s*([0-9.]+)(ns|us|\u00b5s|ms|s|m|h)\s+(\S.*)$", line)
+        if m and value is None:
+            value = float(m.group(1)) * _UNITS[m.group(2)]
+            stack = [m.group(3).strip()]
+        elif value is not None and line.strip():
+            stack.append(line.strip())
+    flush()
+    return secs
+
+
+def cmd_record_profile(args):
+    if len(args) < 3:
+        sys.exit("usage: report.py record-profile RAW TRACES SYSBENCH_LOG key=value ...")
+    raw, traces, log = args[0], args[1], args[2]
+    rec = {"kind": "profile"}
+    rec.update(parse_pairs(args[3:]))
+    try:
+        with open(traces, encoding="utf-8", errors="replace") as f:
+            rec["seconds"] = parse_traces(f.read())
+        with open(log, encoding="utf-8", errors="replace") as f:
+            sb = parse_sysbench(f.read())
+    except OSError as e:
+        rec.update(status="failed", reason=str(e))
+        append(raw, rec)
+        return
+    rec["queries"], rec["qps"] = sb.get("queries"), sb.get("qps")
+    ticks, hz = rec.get("cpu_ticks"), rec.get("clk_tck")
+    if isinstance(ticks, int) and isinstance(hz, int) and ticks >= 0 and hz > 0:
+        rec["cpu_s"] = ticks / hz
+    if not rec["queries"] or not sum(rec["seconds"].values()):
+        rec.setdefault("status", "failed")
+        rec.setdefault("reason", "no queries or no samples")
+    rec.setdefault("status", "ok")
+    append(raw, rec)
+    if rec["status"] == "ok":
+        us = {c: v / rec["queries"] * 1e6 for c, v in rec["seconds"].items()}
+        print("profile %-18s %.1f us/query: %s" % (rec.get("workload"), sum(us.values()), ", ".join(
+            "%s %.1f" % (c, v) for c, v in sorted(us.items(), key=lambda kv: -kv[1]) if v >= 0.05)))
 
 
 def last_lines(text, n=3):
@@ -444,6 +556,14 @@ def render(results_dir):
         label = "with TLS" if tls else "without TLS"
         w("| connections/s galeon/direct, churn %s | ≥ %.1f× | %s | %s |" % (
             label, GOAL_CHURN_VS_DIRECT, fmt_ratio(gd), verdict(gd, lambda v: v >= GOAL_CHURN_VS_DIRECT)))
+    profiles = [r for r in recs if r.get("kind") == "profile"]
+    for p in profiles:
+        if p.get("status") != "ok":
+            w("| where galeon's CPU goes per query, %s | reported (µs) | – (%s) | |" % (p.get("workload"), p.get("reason") or p.get("status")))
+            continue
+        us = sorted(((v / p["queries"] * 1e6, c) for c, v in p["seconds"].items()), reverse=True)
+        w("| where galeon's CPU goes per query, %s | reported (µs) | %.1f µs: %s (below) | |" % (
+            p.get("workload"), sum(v for v, _ in us), ", ".join("%s %.1f" % (c, v) for v, c in us[:3])))
     w("")
     if not goal_rows and not gi:
         w("(no data)")
@@ -453,6 +573,44 @@ def render(results_dir):
     w("")
     for s in sections:
         out.extend(s)
+
+    if profiles:
+        w("## Where galeon's CPU goes, per query (Go CPU profile)")
+        w("")
+        w("Each workload run once more against galeon, for BENCH_TIME, while its admin endpoint took a CPU "
+          "profile over the whole run (`/api/profile`; the profile is in the logs, `go tool pprof -top` reads it). "
+          "Each sample goes to the first of these that its stack shows: a socket write or read (the system call "
+          "and the kernel's work in it), the Go scheduler, memory management, then the innermost galeon code. "
+          "µs per query: the samples' CPU time over the run's queries. The profiled run is not one of the measured "
+          "runs (profiling costs a few percent).")
+        w("")
+        for p in profiles:
+            if p.get("status") != "ok":
+                w("- %s: no profile (%s)" % (p.get("workload"), p.get("reason") or p.get("status")))
+                w("")
+                continue
+            q = p["queries"]
+            tot = sum(p["seconds"].values())
+            w("### %s — %s threads, --db-ps-mode=%s" % (p.get("test"), p.get("threads"), p.get("ps_mode")))
+            w("")
+            w("| where | µs per query | share |")
+            w("|---|--:|--:|")
+            for c, label in PROFILE_CATEGORIES:
+                v = p["seconds"].get(c, 0.0)
+                w("| %s | %.2f | %.1f %% |" % (label, v / q * 1e6, 100 * v / tot if tot else 0))
+            w("| **all of galeon's CPU in the profile** | **%.2f** | 100 %% |" % (tot / q * 1e6))
+            w("")
+            notes = ["%d queries at %.0f QPS" % (q, p.get("qps") or 0)]
+            if p.get("cpu_s") is not None:
+                notes.append("galeon's CPU over the run by /proc: %.2f µs per query" % (p["cpu_s"] / q * 1e6))
+            h = (aggs.get(p.get("workload")) or {}).get("haproxy")
+            if h and h.get("cpu_per_10k") is not None:
+                notes.append("HAProxy's in this bench's measured runs of the workload: %.2f µs per query" % (h["cpu_per_10k"] * 100))
+            g = (aggs.get(p.get("workload")) or {}).get("galeon")
+            if g and g.get("cpu_per_10k") is not None:
+                notes.append("galeon's in its measured runs: %.2f" % (g["cpu_per_10k"] * 100))
+            w("- " + "; ".join(notes) + ".")
+            w("")
 
     rl = [r for r in recs if r.get("kind") == "replag"]
     if rl:
@@ -727,6 +885,8 @@ def main():
         cmd_record(args)
     elif cmd == "record-sysbench":
         cmd_record_sysbench(args)
+    elif cmd == "record-profile":
+        cmd_record_profile(args)
     elif cmd == "render":
         if len(args) != 1:
             sys.exit("usage: report.py render RESULTS_DIR")

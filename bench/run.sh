@@ -24,6 +24,7 @@ BENCH_CLIENTS=${BENCH_CLIENTS:-2000}              # concurrent point-select clie
 BENCH_MANY=${BENCH_MANY:-1000 4000}               # client counts of the think-time test (direct, HAProxy, galeon); empty skips it
 BENCH_THINK_MS=${BENCH_THINK_MS:-50}              # think time between one client's statements, ms (uniformly 0.5x-1.5x)
 BENCH_CHURN=${BENCH_CHURN:-8}                     # workers of the churn test (connect, one statement, quit); 0 skips it
+BENCH_PROFILE=${BENCH_PROFILE-point_select_t8,read_write_t16}  # workloads run once more against galeon under a Go CPU profile (/api/profile): where its CPU goes per query; empty skips
 BENCH_REPLICA=${BENCH_REPLICA:-0}                 # 1: an asynchronous replica of node1; the write workloads report its lag (bench/cmd/replag)
 BENCH_SANDBOX=${BENCH_SANDBOX:-bench}
 BENCH_BASE_PORT=${BENCH_BASE_PORT:-7400}          # node i on BENCH_BASE_PORT+i
@@ -97,6 +98,7 @@ SANDBOX_OWNED=0
 HAPROXY_PID=""
 GALEON_PID=""
 CHILD_PID="" # the sysbench or connscale run in progress
+FETCH_PID="" # the request for a CPU profile in progress (run_profile)
 LAG_PID=""   # replag sampling the replica's lag (BENCH_REPLICA=1)
 PERF_PID=""  # perf stat counting the proxy's system calls
 G=""         # the galeon binary (a private copy)
@@ -144,6 +146,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	stop_pid "$CHILD_PID"
 	stop_pid "$LAG_PID"
+	stop_pid "$FETCH_PID"
 	stop_pid "$PERF_PID"
 	stop_pid "$GALEON_PID"
 	stop_pid "$HAPROXY_PID"
@@ -765,7 +768,7 @@ for ((round = 1; round <= BENCH_ROUNDS; round++)); do
 	done
 done
 
-# ------------------------------------------------------------ large values
+# ------------------------------------------------------------ profile
 
 # wait_child WHAT LIMIT: waits for CHILD_PID, stopping it after LIMIT
 # seconds; leaves its exit status in REPLY.
@@ -784,6 +787,71 @@ wait_child() {
 	REPLY=$rc
 }
 
+# run_profile WID TEST THREADS PSMODE EXTRA: the workload once more
+# against galeon while its admin HTTP endpoint takes a CPU profile
+# (/api/profile) over the whole run; the profile's samples, sorted by what
+# they were spent on (report.py record-profile), over the run's queries.
+# A separate run: profiling costs the proxy a few percent of CPU, so the
+# measured runs above are not profiled.
+run_profile() {
+	local wid=$1 test=$2 threads=$3 psmode=$4 extra=$5
+	local prof="$LOGS/cpu-$wid.pprof" logf="$LOGS/profile-$wid-galeon.log" secs=$((BENCH_TIME + 3)) code cpu0 rc=0
+	if ! target_endpoint galeon; then
+		record kind=profile workload="$wid" status="$GALEON_STATUS" reason="galeon: not available${GALEON_REASON:+ ($GALEON_REASON)}"
+		return 0
+	fi
+	((secs <= 60)) || secs=60
+	log "profile: $wid against galeon (${BENCH_TIME}s, CPU profile over ${secs}s)"
+	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
+	GALEON_ADMIN_PW=$GALEON_ADMIN_PW python3 - "http://127.0.0.1:$BENCH_GALEON_HTTP_PORT/api/profile?seconds=$secs" "$prof" >"$TMP/profile.code" 2>&1 <<'PY' &
+import base64, os, sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[1])
+req.add_header("Authorization", "Basic " + base64.b64encode(("admin:" + os.environ["GALEON_ADMIN_PW"]).encode()).decode())
+try:
+    with urllib.request.urlopen(req, timeout=120) as r, open(sys.argv[2], "wb") as f:
+        f.write(r.read())
+        print(r.status)
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode(errors="replace")[:300])
+except OSError as e:
+    print("error", e)
+PY
+	FETCH_PID=$!
+	cpu_ticks "$T_PID"
+	cpu0=$REPLY
+	# shellcheck disable=SC2086 # extra holds whole sysbench options
+	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
+		--threads="$threads" --time="$BENCH_TIME" --report-interval=0 --histogram=on --percentile=99 \
+		--db-ps-mode="$psmode" --rand-type=uniform $extra run >"$logf" 2>&1 &
+	CHILD_PID=$!
+	wait_child "sysbench $wid (profiled)" $((BENCH_TIME + 60))
+	rc=$REPLY
+	cpu_ticks "$T_PID"
+	local ticks=$((REPLY - cpu0))
+	CHILD_PID=$FETCH_PID FETCH_PID=""
+	wait_child "the profile of $wid" $((secs + 60))
+	code=$(head -c 300 "$TMP/profile.code")
+	check_proxy_alive galeon
+	if [[ $code != 200 ]]; then
+		record kind=profile workload="$wid" status=failed reason="/api/profile answered: $(tr '\n' ' ' <<<"$code")"
+	elif ((rc != 0)); then
+		record kind=profile workload="$wid" status=failed reason="sysbench exited $rc: $(tail -n 2 "$logf" | tr '\n' ' ' | cut -c1-200)"
+	elif ! go tool pprof -traces "$G" "$prof" >"$LOGS/cpu-$wid.traces" 2>"$TMP/pprof.err"; then
+		record kind=profile workload="$wid" status=failed reason="go tool pprof: $(tr '\n' ' ' <"$TMP/pprof.err" | cut -c1-200)"
+	else
+		python3 "$BENCH_DIR/report.py" record-profile "$RAW" "$LOGS/cpu-$wid.traces" "$logf" \
+			workload="$wid" test="$test" threads="$threads" ps_mode="$psmode" profile_s="$secs" \
+			cpu_ticks="$ticks" clk_tck="$CLK_TCK" >&2
+	fi
+}
+
+for wi in "${!WORKLOADS[@]}"; do
+	IFS='|' read -r wid test threads psmode extra <<<"${WORKLOADS[$wi]}"
+	[[ ",$BENCH_PROFILE," == *",$wid,"* ]] || continue
+	run_profile "$wid" "$test" "$threads" "$psmode" "$extra"
+done
+
+# ------------------------------------------------------------ large values
 
 # run_largevalues TARGET PID: a few 24 MiB values through TARGET and back,
 # on a freshly started proxy; RSS before, at the peak and after 30 s idle.

@@ -18,6 +18,7 @@ import (
 //	GET /api/tables           the tables, their columns and what they accept
 //	GET /api/tables/{name}    the rows as an array of objects (?limit=N: the first N)
 //	POST /api/actions         drain, undrain, switchover (see actions.go)
+//	GET /api/profile          a CPU profile over ?seconds=N (profile.go)
 //	GET /ui/                  the web dashboard (package dashboard)
 //
 // /api/* except health, and /ui/, need basic auth with the admin account.
@@ -86,6 +87,8 @@ func (s *Server) routeAPI(w http.ResponseWriter, r *http.Request, path string) {
 	switch {
 	case rest == "actions":
 		s.serveAction(w, r)
+	case rest == "profile":
+		s.serveProfile(w, r)
 	case rest == "tables" || rest == "tables/":
 		if allowGet(w, r) {
 			s.serveTableList(w)
@@ -101,7 +104,7 @@ func (s *Server) routeAPI(w http.ResponseWriter, r *http.Request, path string) {
 			s.serveRows(w, r, t)
 		}
 	default:
-		writeJSONError(w, http.StatusNotFound, "not found: try /api/tables, /api/tables/{name} or POST /api/actions")
+		writeJSONError(w, http.StatusNotFound, "not found: try /api/tables, /api/tables/{name}, /api/profile or POST /api/actions")
 	}
 }
 

@@ -184,3 +184,58 @@ func TestHTTPSWithTLS(t *testing.T) {
 		t.Errorf("HTTPS: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestHTTPProfile: /api/profile needs the admin account, checks its
+// seconds, answers a pprof CPU profile (gzip-compressed protobuf), and
+// takes one profile at a time.
+func TestHTTPProfile(t *testing.T) {
+	fs := newFakeServers()
+	s := startServer(t, Config{}, []Table{fs.table()}, testMetrics)
+	base := "http://" + s.HTTPAddr().String()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+
+	if resp, _ := httpGet(t, client, base+"/api/profile?seconds=1", "", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the admin account: %d, want 401", resp.StatusCode)
+	}
+	for _, v := range []string{"0", "61", "x", "1.5"} {
+		resp, body := httpGet(t, client, base+"/api/profile?seconds="+v, testUser, testPassword)
+		if resp.StatusCode != 400 || !strings.Contains(body, "from 1 to 60") {
+			t.Errorf("seconds=%s: %d %s", v, resp.StatusCode, body)
+		}
+	}
+
+	// Two at once: one profiles, the other is told to wait.
+	type answer struct {
+		code int
+		body string
+		ct   string
+	}
+	answers := make(chan answer, 2)
+	for range 2 {
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, base+"/api/profile?seconds=1", nil)
+			req.SetBasicAuth(testUser, testPassword)
+			resp, err := client.Do(req)
+			if err != nil {
+				answers <- answer{code: -1, body: err.Error()}
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			answers <- answer{resp.StatusCode, string(body), resp.Header.Get("Content-Type")}
+		}()
+	}
+	got := map[int]answer{}
+	for range 2 {
+		a := <-answers
+		got[a.code] = a
+	}
+	ok, busy := got[200], got[409]
+	if ok.ct != "application/octet-stream" || !strings.HasPrefix(ok.body, "\x1f\x8b") {
+		t.Errorf("profile: %q %q..., want a gzip-compressed pprof profile", ok.ct, ok.body[:min(len(ok.body), 20)])
+	}
+	if !strings.Contains(busy.body, "already being taken") {
+		t.Errorf("second profile at once: %v, want 409 saying one is being taken", got)
+	}
+}
