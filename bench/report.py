@@ -61,6 +61,9 @@ GOAL_MANY_VS_DIRECT = 1.0
 GOAL_MANY_VS_HAPROXY = 1.5
 GOAL_CHURN_VS_DIRECT = 1.0
 LARGE_RESULT_WORKLOADS = ["read_only_range1000_t8"]
+# A run during which the hypervisor took this share of the CPU time
+# (/proc/stat steal) is marked.
+STEAL_MARK_PCT = 5.0
 
 
 # ------------------------------------------------------------------ record
@@ -371,6 +374,11 @@ def aggregate(runs):
     a["view_changes"] = sum(r.get("cluster_view_changes") or 0 for r in ok if (r.get("cluster_view_changes") or 0) > 0)
     a["view_unknown"] = any(r.get("cluster_view_changes", 0) < 0 for r in ok)
     a["retried"] = any((r.get("attempts") or 1) > 1 for r in ok)
+    steal = [100.0 * r["host_steal_ticks"] / r["host_ticks"] for r in ok
+             if (r.get("host_steal_ticks") or -1) >= 0 and (r.get("host_ticks") or 0) > 0]
+    a["steal_pct"] = max(steal) if steal else None
+    a["offline"] = sum(r.get("galeon_offline") or 0 for r in ok if (r.get("galeon_offline") or 0) > 0)
+    a["writer_moves"] = sum(r.get("galeon_writer_moves") or 0 for r in ok if (r.get("galeon_writer_moves") or 0) > 0)
     return a
 
 
@@ -455,6 +463,11 @@ def render(results_dir):
                 name += " ⚠ Galera view change during the run"
             if a["retried"]:
                 name += " (re-run: the first attempt failed during a Galera view change)"
+            if (a.get("steal_pct") or 0) >= STEAL_MARK_PCT:
+                name += " ⚠ the host took %.0f %% of the CPU time (steal)" % a["steal_pct"]
+            if a["offline"] or a["writer_moves"]:
+                name += " ⚠ galeon took a node out %d× (a health check unanswered in time)%s since its previous run" % (
+                    a["offline"], ", moved the writer %d×" % a["writer_moves"] if a["writer_moves"] else "")
             sysc = "–" if a.get("syscalls_per_q") is None else "%.2f" % a["syscalls_per_q"]
             ncpu = "–" if a.get("node_cpu_per_10k") is None else "%.3f" % a["node_cpu_per_10k"]
             nq = "–" if a.get("node_q_per_q") is None else "%.2f" % a["node_q_per_q"]
@@ -609,6 +622,9 @@ def render(results_dir):
             g = (aggs.get(p.get("workload")) or {}).get("galeon")
             if g and g.get("cpu_per_10k") is not None:
                 notes.append("galeon's in its measured runs: %.2f" % (g["cpu_per_10k"] * 100))
+            if p.get("galeon_offline") or p.get("galeon_writer_moves"):
+                notes.append("⚠ galeon took a node out %s× and moved the writer %s× since its previous run" % (
+                    p.get("galeon_offline"), p.get("galeon_writer_moves")))
             w("- " + "; ".join(notes) + ".")
             w("")
 
@@ -776,6 +792,13 @@ def render(results_dir):
       "as much latency as HAProxy. Not defined when HAProxy adds nothing measurable.")
     w("- **⚠ Galera view change**: node1's wsrep_cluster_conf_id changed during the run (a node was "
       "suspected/evicted, usually from CPU starvation): that row is not comparable.")
+    w("- **⚠ the host took N %% of the CPU time**: on a VM, the CPU time the hypervisor gave to others during "
+      "the run (/proc/stat steal, over all CPU time), shown from %g %%; the run lost that much of its machine." % STEAL_MARK_PCT)
+    w("- **⚠ galeon took a node out**: galeon's log shows nodes taken out (a health check that got no answer "
+      "within `pool.connect_timeout`, or the Galera monitor's checks) or the writer moved between the end of "
+      "galeon's previous run and the end of this one (galeon checks the nodes all along, while the other targets "
+      "run too). Its reads then went to fewer readers for a while, and a moved writer stays where it went "
+      "(failback = never): that row, and in readers mode the later ones, are not like for like.")
     w("- Targets run round-robin within each workload (order rotated per workload and round) so slow drift "
       "on the shared host does not favour one target.")
     w("")

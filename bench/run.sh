@@ -636,7 +636,8 @@ run_sysbench() {
 		fi
 		break
 	done
-	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt" node_cpu_ticks="$SB_NODE_CPU" node_questions="$SB_NODE_Q" clk_tck="$CLK_TCK")
+	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt" node_cpu_ticks="$SB_NODE_CPU" node_questions="$SB_NODE_Q" clk_tck="$CLK_TCK"
+		galeon_offline="$SB_OFFLINE" galeon_writer_moves="$SB_WRITER_MOVES" host_steal_ticks="$SB_STEAL" host_ticks="$SB_HOST_TICKS")
 	if [[ -n $T_PID ]]; then
 		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" rss_peak_kib="$SB_RSS_PEAK"
 			syscalls="$SB_SYSCALLS")
@@ -647,6 +648,34 @@ run_sysbench() {
 	fi
 }
 
+# galeon_events: the nodes galeon took out ("backend offline": a health
+# check got no answer in time) and the writer moves it logged since the
+# previous call, as "OFFLINE MOVES" in REPLY. galeon checks the nodes all
+# along, also while the other targets run; on this 2-core host a node
+# starved of CPU can miss a check under load, and a writer moved stays
+# where it went (failback = never), so such rows are marked.
+# host_ticks: the machine's CPU time stolen by the hypervisor and all CPU
+# time, in clock ticks since boot ("STEAL TOTAL" in REPLY, from
+# /proc/stat): on a VM a run that lost CPU to the host is marked.
+host_ticks() {
+	local _cpu user nice system idle iowait irq softirq steal _rest
+	read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
+	REPLY="$steal $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+
+GALEON_LOG_SEEN=0
+galeon_events() {
+	local lines new
+	lines=$(wc -l <"$LOGS/galeon.log" 2>/dev/null || echo 0)
+	if ((lines < GALEON_LOG_SEEN)); then GALEON_LOG_SEEN=0; fi
+	new=$(tail -n +"$((GALEON_LOG_SEEN + 1))" "$LOGS/galeon.log" 2>/dev/null | head -n "$((lines - GALEON_LOG_SEEN))")
+	GALEON_LOG_SEEN=$lines
+	local offline moves
+	offline=$(grep -c 'msg="backend offline"' <<<"$new" || true)
+	moves=$(grep 'kind=writer_change' <<<"$new" | grep -vc 'at start' || true)
+	REPLY="$offline $moves"
+}
+
 # sysbench_once WID TEST THREADS PSMODE TARGET LOG: one run against
 # T_HOST:T_PORT; sets SB_STATUS (ok|failed|timeout), SB_RC, SB_CPU (proxy
 # clock ticks, -1 unknown), SB_RSS_PEAK (KiB, -1 unknown), SB_VIEWS (node1
@@ -654,7 +683,7 @@ run_sysbench() {
 sysbench_once() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
 	local cpu0 cpu1 timed_out=0 conf0 conf1 ncpu0 ncpu1 nq0 nq1
-	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1
+	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_OFFLINE=-1 SB_WRITER_MOVES=-1 SB_STEAL=-1 SB_HOST_TICKS=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
 	nodes_questions
@@ -667,6 +696,8 @@ sysbench_once() {
 	ncpu0=$REPLY
 	cpu_ticks "$T_PID"
 	cpu0=$REPLY
+	host_ticks
+	local host0=$REPLY
 	perf_start "$T_PID"
 	LAG_PID=""
 	if [[ -n $REPLICA_ADDR && $test != oltp_point_select && $test != oltp_read_only ]]; then
@@ -733,6 +764,12 @@ sysbench_once() {
 	fi
 	if [[ $SB_VIEWS != 0 ]]; then
 		log "WARNING: Galera view changed during $wid against $target (node1 conf_id $conf0 -> $conf1)"
+	fi
+	host_ticks
+	SB_STEAL=$((${REPLY% *} - ${host0% *})) SB_HOST_TICKS=$((${REPLY#* } - ${host0#* }))
+	if [[ $target == galeon ]]; then
+		galeon_events
+		SB_OFFLINE=${REPLY% *} SB_WRITER_MOVES=${REPLY#* }
 	fi
 	SB_STATUS=ok
 	if ((SB_RC != 0)); then SB_STATUS=failed; fi
@@ -832,6 +869,8 @@ PY
 	wait_child "the profile of $wid" $((secs + 60))
 	code=$(head -c 300 "$TMP/profile.code")
 	check_proxy_alive galeon
+	galeon_events
+	local events=(galeon_offline="${REPLY% *}" galeon_writer_moves="${REPLY#* }")
 	if [[ $code != 200 ]]; then
 		record kind=profile workload="$wid" status=failed reason="/api/profile answered: $(tr '\n' ' ' <<<"$code")"
 	elif ((rc != 0)); then
@@ -841,7 +880,7 @@ PY
 	else
 		python3 "$BENCH_DIR/report.py" record-profile "$RAW" "$LOGS/cpu-$wid.traces" "$logf" \
 			workload="$wid" test="$test" threads="$threads" ps_mode="$psmode" profile_s="$secs" \
-			cpu_ticks="$ticks" clk_tck="$CLK_TCK" >&2
+			cpu_ticks="$ticks" clk_tck="$CLK_TCK" "${events[@]}" >&2
 	fi
 }
 
