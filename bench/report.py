@@ -466,8 +466,12 @@ def render(results_dir):
             if (a.get("steal_pct") or 0) >= STEAL_MARK_PCT:
                 name += " ⚠ the host took %.0f %% of the CPU time (steal)" % a["steal_pct"]
             if a["offline"] or a["writer_moves"]:
-                name += " ⚠ galeon took a node out %d× (a health check unanswered in time)%s since its previous run" % (
-                    a["offline"], ", moved the writer %d×" % a["writer_moves"] if a["writer_moves"] else "")
+                what = []
+                if a["offline"]:
+                    what.append("took a node out %d× (a health check unanswered in time, or its Galera monitor set it OFFLINE)" % a["offline"])
+                if a["writer_moves"]:
+                    what.append("moved the writer %d×" % a["writer_moves"])
+                name += " ⚠ galeon " + " and ".join(what) + " since its previous run"
             sysc = "–" if a.get("syscalls_per_q") is None else "%.2f" % a["syscalls_per_q"]
             ncpu = "–" if a.get("node_cpu_per_10k") is None else "%.3f" % a["node_cpu_per_10k"]
             nq = "–" if a.get("node_q_per_q") is None else "%.2f" % a["node_q_per_q"]
@@ -571,6 +575,9 @@ def render(results_dir):
             label, GOAL_CHURN_VS_DIRECT, fmt_ratio(gd), verdict(gd, lambda v: v >= GOAL_CHURN_VS_DIRECT)))
     profiles = [r for r in recs if r.get("kind") == "profile"]
     for p in profiles:
+        if p.get("status") == "ok" and (not p.get("queries") or not isinstance(p.get("seconds"), dict)):
+            p["status"], p["reason"] = "failed", p.get("reason") or "no samples or no queries recorded"
+    for p in profiles:
         if p.get("status") != "ok":
             w("| where galeon's CPU goes per query, %s | reported (µs) | – (%s) | |" % (p.get("workload"), p.get("reason") or p.get("status")))
             continue
@@ -595,7 +602,7 @@ def render(results_dir):
           "Each sample goes to the first of these that its stack shows: a socket write or read (the system call "
           "and the kernel's work in it), the Go scheduler, memory management, then the innermost galeon code. "
           "µs per query: the samples' CPU time over the run's queries. The profiled run is not one of the measured "
-          "runs (profiling costs a few percent).")
+          "runs: the profiler interrupts the process 100 times a second.")
         w("")
         for p in profiles:
             if p.get("status") != "ok":
@@ -622,6 +629,11 @@ def render(results_dir):
             g = (aggs.get(p.get("workload")) or {}).get("galeon")
             if g and g.get("cpu_per_10k") is not None:
                 notes.append("galeon's in its measured runs: %.2f" % (g["cpu_per_10k"] * 100))
+            hs, ht = p.get("host_steal_ticks"), p.get("host_ticks")
+            if isinstance(hs, int) and isinstance(ht, int) and ht > 0 and 100.0 * hs / ht >= STEAL_MARK_PCT:
+                notes.append("⚠ the host took %.0f %% of the CPU time (steal)" % (100.0 * hs / ht))
+            if (p.get("cluster_view_changes") or 0) > 0:
+                notes.append("⚠ Galera view change during the run")
             if p.get("galeon_offline") or p.get("galeon_writer_moves"):
                 notes.append("⚠ galeon took a node out %s× and moved the writer %s× since its previous run" % (
                     p.get("galeon_offline"), p.get("galeon_writer_moves")))
@@ -794,9 +806,9 @@ def render(results_dir):
       "suspected/evicted, usually from CPU starvation): that row is not comparable.")
     w("- **⚠ the host took N %% of the CPU time**: on a VM, the CPU time the hypervisor gave to others during "
       "the run (/proc/stat steal, over all CPU time), shown from %g %%; the run lost that much of its machine." % STEAL_MARK_PCT)
-    w("- **⚠ galeon took a node out**: galeon's log shows nodes taken out (a health check that got no answer "
-      "within `pool.connect_timeout`, or the Galera monitor's checks) or the writer moved between the end of "
-      "galeon's previous run and the end of this one (galeon checks the nodes all along, while the other targets "
+    w("- **⚠ galeon took a node out**: galeon's log shows nodes taken out (its pool health check got no answer "
+      "within `pool.connect_timeout`, or its Galera monitor set a node OFFLINE) or the writer moved between the end of "
+      "galeon's previous run and the end of this one, all attempts included (galeon checks the nodes all along, while the other targets "
       "run too). Its reads then went to fewer readers for a while, and a moved writer stays where it went "
       "(failback = never): that row, and in readers mode the later ones, are not like for like.")
     w("- Targets run round-robin within each workload (order rotated per workload and round) so slow drift "

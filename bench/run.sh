@@ -637,7 +637,12 @@ run_sysbench() {
 		break
 	done
 	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt" node_cpu_ticks="$SB_NODE_CPU" node_questions="$SB_NODE_Q" clk_tck="$CLK_TCK"
-		galeon_offline="$SB_OFFLINE" galeon_writer_moves="$SB_WRITER_MOVES" host_steal_ticks="$SB_STEAL" host_ticks="$SB_HOST_TICKS")
+		host_steal_ticks="$SB_STEAL" host_ticks="$SB_HOST_TICKS")
+	if [[ $target == galeon ]]; then
+		# Over every attempt: a writer moved during a discarded one stays moved.
+		galeon_events
+		meta+=(galeon_offline="${REPLY% *}" galeon_writer_moves="${REPLY#* }")
+	fi
 	if [[ -n $T_PID ]]; then
 		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" rss_peak_kib="$SB_RSS_PEAK"
 			syscalls="$SB_SYSCALLS")
@@ -648,31 +653,22 @@ run_sysbench() {
 	fi
 }
 
-# galeon_events: the nodes galeon took out ("backend offline": a health
-# check got no answer in time) and the writer moves it logged since the
-# previous call, as "OFFLINE MOVES" in REPLY. galeon checks the nodes all
-# along, also while the other targets run; on this 2-core host a node
-# starved of CPU can miss a check under load, and a writer moved stays
-# where it went (failback = never), so such rows are marked.
-# host_ticks: the machine's CPU time stolen by the hypervisor and all CPU
-# time, in clock ticks since boot ("STEAL TOTAL" in REPLY, from
-# /proc/stat): on a VM a run that lost CPU to the host is marked.
-host_ticks() {
-	local _cpu user nice system idle iowait irq softirq steal _rest
-	read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
-	REPLY="$steal $((user + nice + system + idle + iowait + irq + softirq + steal))"
-}
-
+# galeon_events: the nodes galeon took out (its pool health check's
+# "backend offline", or the Galera monitor's node_state events to
+# OFFLINE) and the writer moves it logged since the previous call, as
+# "OFFLINE MOVES" in REPLY. galeon checks the nodes all along, also while
+# the other targets run; on this 2-core host a node starved of CPU can
+# miss a check under load, and a writer moved stays where it went
+# (failback = never), so such rows are marked.
 GALEON_LOG_SEEN=0
 galeon_events() {
-	local lines new
-	lines=$(wc -l <"$LOGS/galeon.log" 2>/dev/null || echo 0)
-	if ((lines < GALEON_LOG_SEEN)); then GALEON_LOG_SEEN=0; fi
-	new=$(tail -n +"$((GALEON_LOG_SEEN + 1))" "$LOGS/galeon.log" 2>/dev/null | head -n "$((lines - GALEON_LOG_SEEN))")
+	local out offline moves lines
+	out=$(awk -v seen="$GALEON_LOG_SEEN" '
+		NR > seen && (/msg="backend offline"/ || /kind=node_state.*cause="OFFLINE/) { o++ }
+		NR > seen && /kind=writer_change/ && !/at start/ { m++ }
+		END { print o + 0, m + 0, NR }' "$LOGS/galeon.log" 2>/dev/null) || out="0 0 $GALEON_LOG_SEEN"
+	read -r offline moves lines <<<"$out"
 	GALEON_LOG_SEEN=$lines
-	local offline moves
-	offline=$(grep -c 'msg="backend offline"' <<<"$new" || true)
-	moves=$(grep 'kind=writer_change' <<<"$new" | grep -vc 'at start' || true)
 	REPLY="$offline $moves"
 }
 
@@ -683,7 +679,7 @@ galeon_events() {
 sysbench_once() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
 	local cpu0 cpu1 timed_out=0 conf0 conf1 ncpu0 ncpu1 nq0 nq1
-	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_OFFLINE=-1 SB_WRITER_MOVES=-1 SB_STEAL=-1 SB_HOST_TICKS=-1
+	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_STEAL=-1 SB_HOST_TICKS=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
 	nodes_questions
@@ -767,10 +763,6 @@ sysbench_once() {
 	fi
 	host_ticks
 	SB_STEAL=$((${REPLY% *} - ${host0% *})) SB_HOST_TICKS=$((${REPLY#* } - ${host0#* }))
-	if [[ $target == galeon ]]; then
-		galeon_events
-		SB_OFFLINE=${REPLY% *} SB_WRITER_MOVES=${REPLY#* }
-	fi
 	SB_STATUS=ok
 	if ((SB_RC != 0)); then SB_STATUS=failed; fi
 	if ((timed_out)); then SB_STATUS=timeout; fi
@@ -828,18 +820,24 @@ wait_child() {
 # against galeon while its admin HTTP endpoint takes a CPU profile
 # (/api/profile) over the whole run; the profile's samples, sorted by what
 # they were spent on (report.py record-profile), over the run's queries.
-# A separate run: profiling costs the proxy a few percent of CPU, so the
-# measured runs above are not profiled.
+# A separate run: the profiler interrupts the proxy 100 times a second,
+# so the measured runs above are not profiled.
 run_profile() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 extra=$5
-	local prof="$LOGS/cpu-$wid.pprof" logf="$LOGS/profile-$wid-galeon.log" secs=$((BENCH_TIME + 3)) code cpu0 rc=0
+	# A profile lasts at most 60 s (/api/profile): the run is cut to fit
+	# in it, so that its samples and its queries cover the same time.
+	local ptime=$((BENCH_TIME < 57 ? BENCH_TIME : 57))
+	local prof="$LOGS/cpu-$wid.pprof" logf="$LOGS/profile-$wid-galeon.log" secs=$((ptime + 3)) code cpu0 rc=0 conf0 conf1 views=-1
+	check_proxy_alive galeon
 	if ! target_endpoint galeon; then
-		record kind=profile workload="$wid" status="$GALEON_STATUS" reason="galeon: not available${GALEON_REASON:+ ($GALEON_REASON)}"
+		local st=$GALEON_STATUS
+		[[ $st == ok ]] && st=died
+		record kind=profile workload="$wid" status="$st" reason="galeon: not available${GALEON_REASON:+ ($GALEON_REASON)}"
 		return 0
 	fi
-	((secs <= 60)) || secs=60
-	log "profile: $wid against galeon (${BENCH_TIME}s, CPU profile over ${secs}s)"
+	log "profile: $wid against galeon (${ptime}s, CPU profile over ${secs}s)"
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
+	conf0=$CONF_ID
 	GALEON_ADMIN_PW=$GALEON_ADMIN_PW python3 - "http://127.0.0.1:$BENCH_GALEON_HTTP_PORT/api/profile?seconds=$secs" "$prof" >"$TMP/profile.code" 2>&1 <<'PY' &
 import base64, os, sys, urllib.request, urllib.error
 req = urllib.request.Request(sys.argv[1])
@@ -856,21 +854,29 @@ PY
 	FETCH_PID=$!
 	cpu_ticks "$T_PID"
 	cpu0=$REPLY
+	host_ticks
+	local host0=$REPLY
 	# shellcheck disable=SC2086 # extra holds whole sysbench options
 	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
-		--threads="$threads" --time="$BENCH_TIME" --report-interval=0 --histogram=on --percentile=99 \
+		--threads="$threads" --time="$ptime" --report-interval=0 --histogram=on --percentile=99 \
 		--db-ps-mode="$psmode" --rand-type=uniform $extra run >"$logf" 2>&1 &
 	CHILD_PID=$!
-	wait_child "sysbench $wid (profiled)" $((BENCH_TIME + 60))
+	wait_child "sysbench $wid (profiled)" $((ptime + 60))
 	rc=$REPLY
 	cpu_ticks "$T_PID"
 	local ticks=$((REPLY - cpu0))
+	host_ticks
+	local steal=$((${REPLY% *} - ${host0% *})) hticks=$((${REPLY#* } - ${host0#* }))
+	conf1=$(node_status "$NODE1")
+	conf1=${conf1%% *}
+	if [[ $conf0 =~ ^[0-9]{1,9}$ && $conf1 =~ ^[0-9]{1,9}$ ]]; then views=$((conf1 - conf0)); fi
 	CHILD_PID=$FETCH_PID FETCH_PID=""
 	wait_child "the profile of $wid" $((secs + 60))
 	code=$(head -c 300 "$TMP/profile.code")
 	check_proxy_alive galeon
 	galeon_events
-	local events=(galeon_offline="${REPLY% *}" galeon_writer_moves="${REPLY#* }")
+	local events=(galeon_offline="${REPLY% *}" galeon_writer_moves="${REPLY#* }" host_steal_ticks="$steal" host_ticks="$hticks"
+		cluster_view_changes="$views")
 	if [[ $code != 200 ]]; then
 		record kind=profile workload="$wid" status=failed reason="/api/profile answered: $(tr '\n' ' ' <<<"$code")"
 	elif ((rc != 0)); then

@@ -14,8 +14,9 @@ import (
 // format: `go tool pprof -top galeon FILE`. It is how bench/run.sh
 // breaks galeon's CPU per statement down, and how an operator sees where
 // a busy proxy's CPU goes without restarting it (--cpuprofile profiles
-// from start to exit). Profiling costs the process a few percent of CPU
-// while it runs; one profile at a time.
+// from start to exit). The profiler interrupts the process 100 times a
+// second while it runs; one profile at a time. GET only: a HEAD would
+// profile for nothing.
 
 const (
 	defaultProfileSeconds = 10
@@ -23,7 +24,9 @@ const (
 )
 
 func (s *Server) serveProfile(w http.ResponseWriter, r *http.Request) {
-	if !allowGet(w, r) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		writeJSONError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed here: GET /api/profile?seconds=N")
 		return
 	}
 	secs := defaultProfileSeconds
@@ -47,10 +50,11 @@ func (s *Server) serveProfile(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-t.C:
 	case <-r.Context().Done():
-		// The caller left (or the server is stopping): nobody to send
-		// the profile to.
+		// The caller left, or the server is stopping: no profile, and a
+		// caller still there is told so.
 		t.Stop()
 		pprof.StopCPUProfile()
+		writeJSONError(w, http.StatusServiceUnavailable, "profile interrupted: the request ended or the proxy is stopping")
 		return
 	}
 	pprof.StopCPUProfile()

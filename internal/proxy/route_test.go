@@ -59,12 +59,16 @@ func TestReadsWindowTurnsOver(t *testing.T) {
 	snap = v.Load()
 	check("same readers, new view", snap, at(700*time.Millisecond), 0, 5)
 
-	// A change of weight starts over.
+	// A change of weight starts over: what was served since the last
+	// turnover no longer counts either.
+	reads("node2", 3)
+	check("before the change", snap, at(720*time.Millisecond), 3, 5)
 	v.SetState("node3", func(s *topology.Server) { s.ReaderWeight = 300 })
 	snap = v.Load()
 	check("weights changed", snap, at(750*time.Millisecond), 0, 0)
 	reads("node2", 7)
 	check("after the change", snap, at(800*time.Millisecond), 7, 0)
+	check("next window", snap, at(1100*time.Millisecond), 7, 0)
 
 	// A pause of two windows or more: what was served before says
 	// nothing of now.
