@@ -69,6 +69,7 @@ func TestReadsWindowTurnsOver(t *testing.T) {
 	reads("node2", 7)
 	check("after the change", snap, at(800*time.Millisecond), 7, 0)
 	check("next window", snap, at(1100*time.Millisecond), 7, 0)
+	reads("node3", 4)
 
 	// A pause of two windows or more: what was served before says
 	// nothing of now.
