@@ -597,7 +597,7 @@ def render(results_dir):
     if profiles:
         w("## Where galeon's CPU goes, per query (Go CPU profile)")
         w("")
-        w("Each workload run once more against galeon, for BENCH_TIME, while its admin endpoint took a CPU "
+        w("Each workload run once more against galeon, for BENCH_TIME (at most 57 s), while its admin endpoint took a CPU "
           "profile over the whole run (`/api/profile`; the profile is in the logs, `go tool pprof -top` reads it). "
           "Each sample goes to the first of these that its stack shows: a socket write or read (the system call "
           "and the kernel's work in it), the Go scheduler, memory management, then the innermost galeon code. "

@@ -653,6 +653,15 @@ run_sysbench() {
 	fi
 }
 
+# host_ticks: the machine's CPU time stolen by the hypervisor and all CPU
+# time, in clock ticks since boot ("STEAL TOTAL" in REPLY, from
+# /proc/stat): on a VM a run that lost CPU to the host is marked.
+host_ticks() {
+	local _cpu user nice system idle iowait irq softirq steal _rest
+	read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
+	REPLY="$steal $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+
 # galeon_events: the nodes galeon took out (its pool health check's
 # "backend offline", or the Galera monitor's node_state events to
 # OFFLINE) and the writer moves it logged since the previous call, as
