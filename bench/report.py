@@ -350,6 +350,15 @@ def load(raw):
     return recs
 
 
+def steal_pct(r):
+    """The share of the machine's CPU time the hypervisor took during run
+    r (/proc/stat steal), in percent; None if not recorded."""
+    hs, ht = r.get("host_steal_ticks"), r.get("host_ticks")
+    if isinstance(hs, int) and isinstance(ht, int) and hs >= 0 and ht > 0:
+        return 100.0 * hs / ht
+    return None
+
+
 def aggregate(runs):
     """Median of each metric over the successful rounds of one
     (workload, target)."""
@@ -374,8 +383,7 @@ def aggregate(runs):
     a["view_changes"] = sum(r.get("cluster_view_changes") or 0 for r in ok if (r.get("cluster_view_changes") or 0) > 0)
     a["view_unknown"] = any(r.get("cluster_view_changes", 0) < 0 for r in ok)
     a["retried"] = any((r.get("attempts") or 1) > 1 for r in ok)
-    steal = [100.0 * r["host_steal_ticks"] / r["host_ticks"] for r in ok
-             if (r.get("host_steal_ticks") or -1) >= 0 and (r.get("host_ticks") or 0) > 0]
+    steal = [p for p in map(steal_pct, ok) if p is not None]
     a["steal_pct"] = max(steal) if steal else None
     a["offline"] = sum(r.get("galeon_offline") or 0 for r in ok if (r.get("galeon_offline") or 0) > 0)
     a["writer_moves"] = sum(r.get("galeon_writer_moves") or 0 for r in ok if (r.get("galeon_writer_moves") or 0) > 0)
@@ -629,9 +637,8 @@ def render(results_dir):
             g = (aggs.get(p.get("workload")) or {}).get("galeon")
             if g and g.get("cpu_per_10k") is not None:
                 notes.append("galeon's in its measured runs: %.2f" % (g["cpu_per_10k"] * 100))
-            hs, ht = p.get("host_steal_ticks"), p.get("host_ticks")
-            if isinstance(hs, int) and isinstance(ht, int) and ht > 0 and 100.0 * hs / ht >= STEAL_MARK_PCT:
-                notes.append("⚠ the host took %.0f %% of the CPU time (steal)" % (100.0 * hs / ht))
+            if (steal_pct(p) or 0) >= STEAL_MARK_PCT:
+                notes.append("⚠ the host took %.0f %% of the CPU time (steal)" % steal_pct(p))
             if (p.get("cluster_view_changes") or 0) > 0:
                 notes.append("⚠ Galera view change during the run")
             if p.get("galeon_offline") or p.get("galeon_writer_moves"):

@@ -681,13 +681,36 @@ galeon_events() {
 	REPLY="$offline $moves"
 }
 
+# start_sysbench TEST THREADS PSMODE SECONDS EXTRA LOG: one measured
+# sysbench run against T_HOST:T_PORT, in the background (CHILD_PID).
+start_sysbench() {
+	# shellcheck disable=SC2086 # $5 holds whole sysbench options
+	sysbench "$1" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
+		--threads="$2" --time="$4" --report-interval=0 --histogram=on --percentile=99 \
+		--db-ps-mode="$3" --rand-type=uniform $5 run >"$6" 2>&1 &
+	CHILD_PID=$!
+}
+
+# views_since CONF0: the Galera view changes node1 counted since its
+# wsrep_cluster_conf_id was CONF0, in REPLY (-1 unknown); CONF1 is the id
+# now. A node outside the primary component reports 2^64-1, hence the
+# length limit.
+views_since() {
+	CONF1=$(node_status "$NODE1")
+	CONF1=${CONF1%% *}
+	REPLY=-1
+	if [[ $1 =~ ^[0-9]{1,9}$ && $CONF1 =~ ^[0-9]{1,9}$ ]]; then
+		REPLY=$((CONF1 - $1))
+	fi
+}
+
 # sysbench_once WID TEST THREADS PSMODE TARGET LOG: one run against
 # T_HOST:T_PORT; sets SB_STATUS (ok|failed|timeout), SB_RC, SB_CPU (proxy
 # clock ticks, -1 unknown), SB_RSS_PEAK (KiB, -1 unknown), SB_VIEWS (node1
 # view changes during the run, -1 unknown).
 sysbench_once() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
-	local cpu0 cpu1 timed_out=0 conf0 conf1 ncpu0 ncpu1 nq0 nq1
+	local cpu0 cpu1 timed_out=0 conf0 ncpu0 ncpu1 nq0 nq1
 	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_STEAL=-1 SB_HOST_TICKS=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
@@ -710,11 +733,7 @@ sysbench_once() {
 			-duration "$((BENCH_TIME + 120))s" -workload "$wid" -target "$target" -round "$round" >"$TMP/replag.out" 2>"$TMP/replag.err" &
 		LAG_PID=$!
 	fi
-	# shellcheck disable=SC2086 # extra holds whole sysbench options
-	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
-		--threads="$threads" --time="$BENCH_TIME" --report-interval=0 --histogram=on --percentile=99 \
-		--db-ps-mode="$psmode" --rand-type=uniform $extra run >"$logf" 2>&1 &
-	CHILD_PID=$!
+	start_sysbench "$test" "$threads" "$psmode" "$BENCH_TIME" "$extra" "$logf"
 	local deadline=$((SECONDS + BENCH_TIME + 60))
 	while kill -0 "$CHILD_PID" 2>/dev/null; do
 		if [[ -n $T_PID ]]; then
@@ -760,15 +779,10 @@ sysbench_once() {
 	fi
 	perf_stop
 	SB_SYSCALLS=$REPLY
-	conf1=$(node_status "$NODE1")
-	conf1=${conf1%% *}
-	# wsrep_cluster_conf_id counts view changes; a node outside the primary
-	# component reports 2^64-1, hence the length limit.
-	if [[ $conf0 =~ ^[0-9]{1,9}$ && $conf1 =~ ^[0-9]{1,9}$ ]]; then
-		SB_VIEWS=$((conf1 - conf0))
-	fi
+	views_since "$conf0"
+	SB_VIEWS=$REPLY
 	if [[ $SB_VIEWS != 0 ]]; then
-		log "WARNING: Galera view changed during $wid against $target (node1 conf_id $conf0 -> $conf1)"
+		log "WARNING: Galera view changed during $wid against $target (node1 conf_id $conf0 -> $CONF1)"
 	fi
 	host_ticks
 	SB_STEAL=$((${REPLY% *} - ${host0% *})) SB_HOST_TICKS=$((${REPLY#* } - ${host0#* }))
@@ -836,7 +850,7 @@ run_profile() {
 	# A profile lasts at most 60 s (/api/profile): the run is cut to fit
 	# in it, so that its samples and its queries cover the same time.
 	local ptime=$((BENCH_TIME < 57 ? BENCH_TIME : 57))
-	local prof="$LOGS/cpu-$wid.pprof" logf="$LOGS/profile-$wid-galeon.log" secs=$((ptime + 3)) code cpu0 rc=0 conf0 conf1 views=-1
+	local prof="$LOGS/cpu-$wid.pprof" logf="$LOGS/profile-$wid-galeon.log" secs=$((ptime + 3)) code cpu0 rc=0 conf0
 	check_proxy_alive galeon
 	if ! target_endpoint galeon; then
 		local st=$GALEON_STATUS
@@ -865,20 +879,15 @@ PY
 	cpu0=$REPLY
 	host_ticks
 	local host0=$REPLY
-	# shellcheck disable=SC2086 # extra holds whole sysbench options
-	sysbench "$test" "${SB_CONN[@]}" --mysql-host="$T_HOST" --mysql-port="$T_PORT" \
-		--threads="$threads" --time="$ptime" --report-interval=0 --histogram=on --percentile=99 \
-		--db-ps-mode="$psmode" --rand-type=uniform $extra run >"$logf" 2>&1 &
-	CHILD_PID=$!
+	start_sysbench "$test" "$threads" "$psmode" "$ptime" "$extra" "$logf"
 	wait_child "sysbench $wid (profiled)" $((ptime + 60))
 	rc=$REPLY
 	cpu_ticks "$T_PID"
 	local ticks=$((REPLY - cpu0))
 	host_ticks
 	local steal=$((${REPLY% *} - ${host0% *})) hticks=$((${REPLY#* } - ${host0#* }))
-	conf1=$(node_status "$NODE1")
-	conf1=${conf1%% *}
-	if [[ $conf0 =~ ^[0-9]{1,9}$ && $conf1 =~ ^[0-9]{1,9}$ ]]; then views=$((conf1 - conf0)); fi
+	views_since "$conf0"
+	local views=$REPLY
 	CHILD_PID=$FETCH_PID FETCH_PID=""
 	wait_child "the profile of $wid" $((secs + 60))
 	code=$(head -c 300 "$TMP/profile.code")
