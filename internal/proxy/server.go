@@ -384,22 +384,36 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 		}
 	}()
 	prof := p.anyBackendProfile()
-	check := func() {
-		start := time.Now()
-		var err error
+	timeout := p.cfg.Pool.ConnectTimeout.D()
+	// once is one check (a dial when needed, then a ping, each within
+	// the timeout): how late past the failed step's deadline the proxy
+	// noticed its error (judgePing), and the error.
+	once := func() (late time.Duration, err error) {
+		deadline := time.Now().Add(timeout)
 		if conn == nil {
-			conn, err = backend.Dial(ctx, pool.Server().Addr, prof, p.cfg.Pool.ConnectTimeout.D())
+			conn, err = backend.Dial(ctx, pool.Server().Addr, prof, timeout)
 		}
 		if err == nil {
-			conn.SetDeadline(time.Now().Add(p.cfg.Pool.ConnectTimeout.D()))
+			deadline = time.Now().Add(timeout)
+			conn.SetDeadline(deadline)
 			err = conn.Ping()
 			conn.SetDeadline(time.Time{})
 		}
+		if err != nil && conn != nil {
+			conn.Close()
+			conn = nil
+		}
+		return time.Since(deadline), err
+	}
+	check := func() {
+		start := time.Now()
+		late, err := once()
+		for n := 0; judgePing(err, late, timeout, n) == pingAgain; n++ {
+			p.log.Info("health check noticed late, checking again", "server", name, "late", late.Round(time.Millisecond), "err", err)
+			start = time.Now()
+			late, err = once()
+		}
 		if err != nil {
-			if conn != nil {
-				conn.Close()
-				conn = nil
-			}
 			if p.view.SetHealth(name, false, "unreachable: "+err.Error()) {
 				p.log.Warn("backend offline", "server", name, "err", err)
 				p.reconsider()

@@ -1,0 +1,47 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestJudgePing(t *testing.T) {
+	readTimeout := &net.OpError{Op: "raw-read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	dialTimeout := &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("wrapped: %w", context.DeadlineExceeded)}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	handshake := fmt.Errorf("read handshake: %w", readTimeout)
+	const s = time.Second
+	for _, c := range []struct {
+		name       string
+		err        error
+		late       time.Duration
+		timeout    time.Duration
+		lateBefore int
+		want       pingVerdict
+	}{
+		{"answered", nil, 0, 2 * s, 0, pingUp},
+		{"answered after late checks", nil, 0, 2 * s, 3, pingUp},
+		{"no answer, noticed on time", readTimeout, 20 * time.Millisecond, 2 * s, 0, pingDown},
+		{"no answer, noticed at the slack", readTimeout, 500 * time.Millisecond, 2 * s, 0, pingDown},
+		{"no answer, noticed after a stall", readTimeout, 2400 * time.Millisecond, 2 * s, 0, pingAgain},
+		{"no greeting, noticed after a stall", handshake, 2 * s, 2 * s, 1, pingAgain},
+		{"dial timed out after a stall", dialTimeout, 3 * s, 2 * s, 2, pingAgain},
+		{"late again and again: the node is out", readTimeout, 3 * s, 2 * s, maxLateChecks, pingDown},
+		{"short timeout: slack is at least 250 ms", readTimeout, 200 * time.Millisecond, 200 * time.Millisecond, 0, pingDown},
+		{"short timeout, stalled", readTimeout, 300 * time.Millisecond, 200 * time.Millisecond, 0, pingAgain},
+		{"refused however late", refused, 5 * s, 2 * s, 0, pingDown},
+		{"connection closed however late", io.EOF, 5 * s, 2 * s, 0, pingDown},
+		{"server error however late", errors.New("1040 too many connections"), 5 * s, 2 * s, 0, pingDown},
+	} {
+		if got := judgePing(c.err, c.late, c.timeout, c.lateBefore); got != c.want {
+			t.Errorf("%s: judgePing = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
