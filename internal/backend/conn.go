@@ -252,6 +252,14 @@ func (c *Conn) Quit() {
 // Ping sends COM_PING.
 func (c *Conn) Ping() error { return c.SimpleCommand([]byte{byte(mysqlproto.ComPing)}) }
 
+// Unread reports whether the node sent bytes nobody has read yet: after
+// a read that timed out, whether its answer had arrived by the time the
+// proxy noticed the timeout (the proxy ran late, the node did not).
+func (c *Conn) Unread() bool {
+	n, ok := rawio.Queued(c.nc)
+	return ok && n > 0
+}
+
 // WriterEpoch is the epoch the connection was taken as writer in, or 0.
 func (c *Conn) WriterEpoch() uint64 { return c.writerEpoch }
 

@@ -398,6 +398,14 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			conn.SetDeadline(deadline)
 			err = conn.Ping()
 			conn.SetDeadline(time.Time{})
+			if err != nil && isTimeout(err) && conn.Unread() {
+				// The answer is there: the node answered, and the proxy
+				// did not run in time to see it before the deadline.
+				p.log.Info("health check: the node's answer arrived, noticed after the deadline; not a miss", "server", name, "late", time.Since(deadline).Round(time.Millisecond))
+				err = nil
+				conn.Close() // the answer is unread: start afresh
+				conn = nil
+			}
 		}
 		if err != nil && conn != nil {
 			conn.Close()

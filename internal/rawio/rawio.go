@@ -119,3 +119,26 @@ func (c *Conn) write(fd uintptr) bool {
 	}
 	return true
 }
+
+// Queued is how many bytes the socket of c has received that nobody has
+// read yet (FIONREAD), without waiting and whatever c's deadlines; ok is
+// false when c is not a TCP connection or the call failed.
+func Queued(c net.Conn) (n int, ok bool) {
+	tc, isTCP := c.(*net.TCPConn)
+	if !isTCP {
+		return 0, false
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var e syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		var v int32
+		_, _, e = syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&v)))
+		n = int(v)
+	}); err != nil || e != 0 {
+		return 0, false
+	}
+	return n, true
+}
