@@ -47,7 +47,9 @@ func judgePing(err error, late, timeout time.Duration, lateBefore int) pingVerdi
 	switch {
 	case err == nil:
 		return pingUp
-	case isTimeout(err) && late > stallSlack(timeout) && lateBefore < maxLateChecks:
+	case !isTimeout(err):
+		return pingDown
+	case late > stallSlack(timeout) && lateBefore < maxLateChecks:
 		return pingAgain
 	default:
 		return pingDown

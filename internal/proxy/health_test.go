@@ -17,6 +17,14 @@ func TestJudgePing(t *testing.T) {
 	dialTimeout := &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("wrapped: %w", context.DeadlineExceeded)}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	handshake := fmt.Errorf("read handshake: %w", readTimeout)
+	// What dialing really returns when the check's time is up, and when
+	// the proxy shuts down.
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	_, realDialTimeout := (&net.Dialer{}).DialContext(expired, "tcp", "127.0.0.1:1")
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	_, realDialCancelled := (&net.Dialer{}).DialContext(stopped, "tcp", "127.0.0.1:1")
 	const s = time.Second
 	for _, c := range []struct {
 		name       string
@@ -33,6 +41,9 @@ func TestJudgePing(t *testing.T) {
 		{"no answer, noticed after a stall", readTimeout, 2400 * time.Millisecond, 2 * s, 0, pingAgain},
 		{"no greeting, noticed after a stall", handshake, 2 * s, 2 * s, 1, pingAgain},
 		{"dial timed out after a stall", dialTimeout, 3 * s, 2 * s, 2, pingAgain},
+		{"a real dial out of time, after a stall", realDialTimeout, 3 * s, 2 * s, 0, pingAgain},
+		{"a real dial out of time, on time", realDialTimeout, 0, 2 * s, 0, pingDown},
+		{"a dial cancelled is no timeout", realDialCancelled, 3 * s, 2 * s, 0, pingDown},
 		{"late again and again: the node is out", readTimeout, 3 * s, 2 * s, maxLateChecks, pingDown},
 		{"short timeout: slack is at least 250 ms", readTimeout, 200 * time.Millisecond, 200 * time.Millisecond, 0, pingDown},
 		{"short timeout, stalled", readTimeout, 300 * time.Millisecond, 200 * time.Millisecond, 0, pingAgain},

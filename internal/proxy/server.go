@@ -398,7 +398,7 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			conn.SetDeadline(deadline)
 			err = conn.Ping()
 			conn.SetDeadline(time.Time{})
-			if err != nil && isTimeout(err) && conn.Unread() {
+			if isTimeout(err) && conn.Unread() {
 				// The answer is there: the node answered, and the proxy
 				// did not run in time to see it before the deadline.
 				p.log.Info("health check: the node's answer arrived, noticed after the deadline; not a miss", "server", name, "late", time.Since(deadline).Round(time.Millisecond))
@@ -416,10 +416,13 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 	check := func() {
 		start := time.Now()
 		late, err := once()
-		for n := 0; judgePing(err, late, timeout, n) == pingAgain; n++ {
+		for n := 0; ctx.Err() == nil && judgePing(err, late, timeout, n) == pingAgain; n++ {
 			p.log.Info("health check noticed late, checking again", "server", name, "late", late.Round(time.Millisecond), "err", err)
 			start = time.Now()
 			late, err = once()
+		}
+		if ctx.Err() != nil {
+			return // shutting down: a cancelled check says nothing of the node
 		}
 		if err != nil {
 			if p.view.SetHealth(name, false, "unreachable: "+err.Error()) {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/galeon-db/galeon/internal/agent"
 	"github.com/galeon-db/galeon/internal/config"
 	"github.com/galeon-db/galeon/internal/discovery"
@@ -163,13 +161,5 @@ func eventKinds(p *proxy.Proxy) string {
 
 func appDB(t *testing.T, sb *sandbox.Sandbox, addr string) *sql.DB {
 	t.Helper()
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = sb.Credentials.AppUser, sb.Credentials.AppPassword, "tcp", addr, "app"
-	mc.Timeout, mc.ReadTimeout = 5*time.Second, 30*time.Second
-	db, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return sandboxtest.ProxyDB(t, sb, addr, 30*time.Second)
 }

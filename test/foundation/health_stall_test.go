@@ -1,7 +1,6 @@
 package foundation
 
 import (
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
@@ -68,14 +65,7 @@ func TestHealthCheckAcrossHostStall(t *testing.T) {
 		}
 	})
 
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = c.AppUser, c.AppPassword, "tcp", addrs[0], "app"
-	mc.Timeout, mc.ReadTimeout = 5*time.Second, 10*time.Second
-	db, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sandboxtest.ProxyDB(t, sb, addrs[0], 10*time.Second)
 	writer := func() string {
 		t.Helper()
 		var got string
@@ -106,8 +96,8 @@ func TestHealthCheckAcrossHostStall(t *testing.T) {
 		if err := syscall.Kill(proxyPID, syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		// The pings' deadlines pass 0.6 to 1 s before the proxy runs
-		// again.
+		// The pings went out within 200 ms of the pause, so their
+		// deadlines pass 1.2 to 1.4 s before the proxy runs again.
 		time.Sleep(timeout + time.Second)
 		if err := syscall.Kill(proxyPID, syscall.SIGCONT); err != nil {
 			t.Fatal(err)
@@ -136,6 +126,7 @@ func TestHealthCheckAcrossHostStall(t *testing.T) {
 
 	// A node that hangs while the proxy runs is still out after one
 	// missed check.
+	before := len(logText())
 	start := time.Now()
 	if err := sb.Pause("node3"); err != nil {
 		t.Fatal(err)
@@ -145,6 +136,9 @@ func TestHealthCheckAcrossHostStall(t *testing.T) {
 			t.Fatalf("node3 hung for %s and is not out", time.Since(start).Round(time.Millisecond))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if after := logText()[before:]; strings.Contains(after, "noticed late") {
+		t.Errorf("a hung node's missed check was judged late though the proxy ran on time:\n%s", after)
 	}
 	t.Logf("FIGURE hung reader out after %s (health_interval 200ms, connect_timeout %s)", time.Since(start).Round(10*time.Millisecond), timeout)
 	if err := sb.Resume("node3"); err != nil {

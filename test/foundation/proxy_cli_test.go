@@ -1,15 +1,12 @@
 package foundation
 
 import (
-	"database/sql"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/galeon-db/galeon/internal/sandbox"
 	"github.com/galeon-db/galeon/internal/sandbox/sandboxtest"
@@ -46,14 +43,7 @@ func TestProxyCLI(t *testing.T) {
 		t.Errorf("proxy --background did not say how to reach the admin interface:\n%s", out)
 	}
 
-	mc := mysql.NewConfig()
-	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = sb.Credentials.AppUser, sb.Credentials.AppPassword, "tcp", addrs[0], "app"
-	mc.Timeout, mc.ReadTimeout = 5*time.Second, 10*time.Second
-	db, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := sandboxtest.ProxyDB(t, sb, addrs[0], 10*time.Second)
 	writerIs := func(want string) {
 		t.Helper()
 		var got string

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/galeon-db/galeon/internal/sandbox"
 )
 
@@ -158,6 +160,22 @@ func AppDB(t testing.TB, sb *sandbox.Sandbox, node string) *sql.DB {
 		t.Fatal(err)
 	}
 	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// ProxyDB opens a database/sql pool to addr (a proxy in front of sb) as
+// the sandbox's application user, schema app, with a 5 s connect
+// timeout and readTimeout per read; closed at cleanup.
+func ProxyDB(t testing.TB, sb *sandbox.Sandbox, addr string, readTimeout time.Duration) *sql.DB {
+	t.Helper()
+	mc := mysql.NewConfig()
+	mc.User, mc.Passwd, mc.Net, mc.Addr, mc.DBName = sb.Credentials.AppUser, sb.Credentials.AppPassword, "tcp", addr, "app"
+	mc.Timeout, mc.ReadTimeout = 5*time.Second, readTimeout
+	db, err := sql.Open("mysql", mc.FormatDSN())
 	if err != nil {
 		t.Fatal(err)
 	}
