@@ -119,6 +119,10 @@ type Pool struct {
 	// it is handed out (health on borrow).
 	PingAfterIdle  Duration `toml:"ping_after_idle"`
 	HealthInterval Duration `toml:"health_interval"`
+	// MaxMissedChecks is how many plain health checks in a row a node
+	// may leave unanswered within connect_timeout before it is out
+	// (without the Galera monitor); a refused connection is out at once.
+	MaxMissedChecks int `toml:"max_missed_checks"`
 	// Compress uses the compressed protocol to the nodes: worth its CPU
 	// only when they are across a slow link.
 	Compress bool `toml:"compress"`
@@ -336,12 +340,13 @@ func Defaults() Config {
 		},
 		Admin: Admin{Listen: "127.0.0.1:6032", HTTPListen: "127.0.0.1:6080", User: "admin"},
 		Pool: Pool{
-			MaxConnections: 200,
-			ConnectTimeout: Duration(2 * time.Second),
-			IdleTimeout:    Duration(5 * time.Minute),
-			PingAfterIdle:  Duration(5 * time.Second),
-			Affinity:       true,
-			HealthInterval: Duration(time.Second),
+			MaxConnections:  200,
+			ConnectTimeout:  Duration(2 * time.Second),
+			IdleTimeout:     Duration(5 * time.Minute),
+			PingAfterIdle:   Duration(5 * time.Second),
+			Affinity:        true,
+			HealthInterval:  Duration(time.Second),
+			MaxMissedChecks: 2,
 		},
 		Discovery: Discovery{Cluster: "galeon", WriterWeight: 100, ReaderWeight: 100},
 		Galera: Galera{
@@ -427,6 +432,9 @@ func (c *Config) Validate() []string {
 	}
 	if c.Proxy.Threads < 0 {
 		add("proxy.threads", "must be 0 (auto: half the cores) or more")
+	}
+	if c.Pool.MaxMissedChecks < 1 {
+		add("pool.max_missed_checks", "must be at least 1 (unanswered health checks in a row before a node is out)")
 	}
 	if c.Proxy.NoBackendWait <= 0 {
 		add("proxy.no_backend_timeout", "must be positive, e.g. \"2s\"")

@@ -22,6 +22,10 @@ const (
 	// answered in time. The check says nothing of the node and is made
 	// again at once.
 	pingAgain
+	// pingMissed: the node did not answer in time, and it has missed
+	// fewer than pool.max_missed_checks checks in a row: it stays in,
+	// and is checked again at once.
+	pingMissed
 )
 
 // maxLateChecks bounds the checks in a row judged again for being
@@ -29,28 +33,46 @@ const (
 // does not answer.
 const maxLateChecks = 3
 
-// judgePing decides a plain health check: err its error (nil: the node
-// answered), late how long after the check's deadline the proxy saw the
-// timeout, timeout the check's limit (pool.connect_timeout), and
-// lateBefore the checks in a row already judged again.
+// pingCheck is one plain health check's outcome and what came before it.
+type pingCheck struct {
+	err     error         // nil: the node answered
+	late    time.Duration // how long after the check's deadline the proxy saw its timeout
+	timeout time.Duration // the check's limit (pool.connect_timeout)
+	// lateBefore and missedBefore are the checks in a row already judged
+	// pingAgain and pingMissed; maxMissed is pool.max_missed_checks.
+	lateBefore, missedBefore, maxMissed int
+}
+
+// judgePing decides a plain health check.
 //
-// Galera's own failure detector skips a check when its thread ran late
-// ("last inactive check more than PT1.5S ago, skipping check"); this is
-// the same rule for the proxy's checks. On this project's 2-core VM the
-// whole host stalls now and then for over 3 s (node1's log at 06:13:00
-// on 2026-11-28: "last inactive check more than PT1.5S ago
-// (PT3.40421S)"); a ping sent just before such a stall timed out when
-// the proxy ran again, and one missed ping took two healthy nodes out
-// and moved the writer. A node that does not answer while the proxy runs
-// on time is still out after one check, as before.
-func judgePing(err error, late, timeout time.Duration, lateBefore int) pingVerdict {
+// A refused or broken connection takes the node out at once: it says the
+// node failed whenever it is noticed. A check that ran out of time is
+// weighed twice over:
+//
+//   - Noticed late, it is made again (pingAgain). Galera's own failure
+//     detector skips a check when its thread ran late ("last inactive
+//     check more than PT1.5S ago, skipping check"); this is the same rule
+//     for the proxy's checks. On this project's 2-core VM the whole host
+//     stalls now and then for over 3 s (node1's log at 06:13:00 on
+//     2026-11-28: "last inactive check more than PT1.5S ago
+//     (PT3.40421S)"); a ping sent just before such a stall timed out when
+//     the proxy ran again, and one missed ping took two healthy nodes out
+//     and moved the writer.
+//   - Noticed on time, it is a miss; the node is out after
+//     max_missed_checks misses in a row (as HAProxy's "fall" and the
+//     Galera monitor's max_missed_checks). The node processes themselves
+//     were seen not running for 2-3.4 s on an overloaded host
+//     (bench/README, 2026-11-28), and one such pause took a node out.
+func judgePing(c pingCheck) pingVerdict {
 	switch {
-	case err == nil:
+	case c.err == nil:
 		return pingUp
-	case !isTimeout(err):
+	case !isTimeout(c.err):
 		return pingDown
-	case late > stallSlack(timeout) && lateBefore < maxLateChecks:
+	case c.late > stallSlack(c.timeout) && c.lateBefore < maxLateChecks:
 		return pingAgain
+	case c.missedBefore+1 < c.maxMissed:
+		return pingMissed
 	default:
 		return pingDown
 	}

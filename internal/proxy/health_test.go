@@ -51,7 +51,36 @@ func TestJudgePing(t *testing.T) {
 		{"connection closed however late", io.EOF, 5 * s, 2 * s, 0, pingDown},
 		{"server error however late", errors.New("1040 too many connections"), 5 * s, 2 * s, 0, pingDown},
 	} {
-		if got := judgePing(c.err, c.late, c.timeout, c.lateBefore); got != c.want {
+		// One miss is all it takes here: the rule for late checks alone.
+		if got := judgePing(pingCheck{err: c.err, late: c.late, timeout: c.timeout, lateBefore: c.lateBefore, maxMissed: 1}); got != c.want {
+			t.Errorf("%s: judgePing = %d, want %d", c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name         string
+		err          error
+		late         time.Duration
+		lateBefore   int
+		missedBefore int
+		maxMissed    int
+		want         pingVerdict
+	}{
+		{"first miss of two", readTimeout, 0, 0, 0, 2, pingMissed},
+		{"second miss of two: out", readTimeout, 0, 0, 1, 2, pingDown},
+		{"a dial out of time is a miss too", realDialTimeout, 0, 0, 0, 2, pingMissed},
+		{"no greeting is a miss too", handshake, 0, 0, 0, 2, pingMissed},
+		{"second miss of three", readTimeout, 0, 0, 1, 3, pingMissed},
+		{"third miss of three: out", readTimeout, 0, 0, 2, 3, pingDown},
+		{"answered after a miss", nil, 0, 0, 1, 2, pingUp},
+		{"refused after a miss: out", refused, 0, 0, 1, 3, pingDown},
+		{"refused is out without a miss first", refused, 0, 0, 0, 3, pingDown},
+		{"closed is out without a miss first", io.EOF, 0, 0, 0, 3, pingDown},
+		{"late after a miss: again, not a second miss", readTimeout, 3 * s, 0, 1, 2, pingAgain},
+		{"late too often after a miss: a miss", readTimeout, 3 * s, maxLateChecks, 0, 2, pingMissed},
+		{"late too often, misses used up: out", readTimeout, 3 * s, maxLateChecks, 1, 2, pingDown},
+		{"max_missed_checks 0 is taken as 1", readTimeout, 0, 0, 0, 0, pingDown},
+	} {
+		if got := judgePing(pingCheck{err: c.err, late: c.late, timeout: 2 * s, lateBefore: c.lateBefore, missedBefore: c.missedBefore, maxMissed: c.maxMissed}); got != c.want {
 			t.Errorf("%s: judgePing = %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -415,12 +415,24 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 	}
 	check := func() {
 		start := time.Now()
-		late, err := once()
-		for n := 0; ctx.Err() == nil && judgePing(err, late, timeout, n) == pingAgain; n++ {
-			p.log.Info("health check noticed late, checking again", "server", name, "late", late.Round(time.Millisecond), "err", err)
+		c := pingCheck{timeout: timeout, maxMissed: p.cfg.Pool.MaxMissedChecks}
+		c.late, c.err = once()
+	judge:
+		for ctx.Err() == nil {
+			switch judgePing(c) {
+			case pingAgain:
+				c.lateBefore++
+				p.log.Info("health check noticed late, checking again", "server", name, "late", c.late.Round(time.Millisecond), "err", c.err)
+			case pingMissed:
+				c.missedBefore++
+				p.log.Info("health check missed, checking again", "server", name, "missed", c.missedBefore, "max_missed_checks", c.maxMissed, "err", c.err)
+			default:
+				break judge
+			}
 			start = time.Now()
-			late, err = once()
+			c.late, c.err = once()
 		}
+		err := c.err
 		if ctx.Err() != nil {
 			return // shutting down: a cancelled check says nothing of the node
 		}
