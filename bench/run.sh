@@ -27,6 +27,18 @@ BENCH_CHURN=${BENCH_CHURN:-8}                     # workers of the churn test (c
 BENCH_PROFILE=${BENCH_PROFILE-point_select_t8,read_write_t16}  # workloads run once more against galeon under a Go CPU profile (/api/profile): where its CPU goes per query; empty skips
 BENCH_REPLICA=${BENCH_REPLICA:-0}                 # 1: an asynchronous replica of node1; the write workloads report its lag (bench/cmd/replag)
 BENCH_SANDBOX=${BENCH_SANDBOX:-bench}
+# Where the nodes' data lives. On this VM the disk stalls now and then under
+# the write workloads: nodes were seen blocked for 5-9 s ("InnoDB: Long wait
+# (5 seconds) for double-write buffer flush", Galera's "last inactive check
+# ... PT8.8S" on 2026-11-28), which the proxies then see as dead nodes. The
+# bench compares proxies, not disks, so by default the data goes to memory
+# (/dev/shm) when it has 8 GiB free; set a directory on disk to include it.
+if [[ -z ${BENCH_SANDBOX_DIR:-} ]]; then
+	BENCH_SANDBOX_DIR=/var/tmp/galeon/$BENCH_SANDBOX
+	if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] && (($(df -k --output=avail /dev/shm | tail -n1) > 8 * 1024 * 1024)); then
+		BENCH_SANDBOX_DIR=/dev/shm/galeon-bench/$BENCH_SANDBOX
+	fi
+fi
 BENCH_BASE_PORT=${BENCH_BASE_PORT:-7400}          # node i on BENCH_BASE_PORT+i
 BENCH_MAX_CONNECTIONS=${BENCH_MAX_CONNECTIONS:-6000}  # mariadbd max_connections: HAProxy's idle test needs one per client
 # The sandbox's failover-tuned timeouts (suspect after 1 s) evict a node that
@@ -40,6 +52,13 @@ BENCH_GALEON_ADMIN_PORT=${BENCH_GALEON_ADMIN_PORT:-7432}
 BENCH_GALEON_HTTP_PORT=${BENCH_GALEON_HTTP_PORT:-7480}
 BENCH_GALEON_MAX_BACKEND=${BENCH_GALEON_MAX_BACKEND:-50}  # galeon max backend connections per node in the 2,000-client test
 BENCH_GALEON_THREADS=${BENCH_GALEON_THREADS:-}     # galeon proxy.threads (GOMAXPROCS); empty: galeon's default
+# galeon pool.max_missed_checks. HAProxy here has no health checks, so it
+# never takes a node out; galeon's plain check would, when a node's threads
+# do not run for over 2 checks (4 s): on this 2-core VM runnable node threads
+# were seen not running for 2-4 s (schedstat, 2026-11-28) while sysbench's 64
+# threads and a proxy ran. 10 (about 20 s of silence) keeps both routing the
+# same way; a node still taken out is marked in the report.
+BENCH_GALEON_MAX_MISSED=${BENCH_GALEON_MAX_MISSED:-10}
 BENCH_GALEON_RYW=${BENCH_GALEON_RYW:-}             # galeon galera.read_your_writes: on or off; empty: galeon's default (on)
 BENCH_GALEON_OUTCOME=${BENCH_GALEON_OUTCOME:-}     # galeon galera.commit_outcome: on, commits or off (transaction_replay: off with off, else on); empty: galeon's default (on)
 BENCH_GALEON_SYSBENCH_BACKEND=${BENCH_GALEON_SYSBENCH_BACKEND:-200}  # ... in the sysbench runs (galeon's default pool size: one per client, as HAProxy has)
@@ -125,16 +144,16 @@ stop_pid() {
 
 destroy_sandbox() {
 	# `sandbox up` removes the directory itself when it fails.
-	[[ -e /var/tmp/galeon/$BENCH_SANDBOX ]] || SANDBOX_OWNED=0
+	[[ -e $BENCH_SANDBOX_DIR ]] || SANDBOX_OWNED=0
 	if [[ $SANDBOX_OWNED == 1 ]]; then
 		local f n
-		for f in /var/tmp/galeon/"$BENCH_SANDBOX"/node*/error.log; do
+		for f in "$BENCH_SANDBOX_DIR"/node*/error.log; do
 			[[ -f $f ]] || continue
 			n=$(basename "$(dirname "$f")")
 			tail -n 2000 "$f" >"$LOGS/$n-error.log" 2>/dev/null || true
 		done
 		log "destroying sandbox $BENCH_SANDBOX"
-		"$G" sandbox destroy --name "$BENCH_SANDBOX" >>"$TMP/sandbox.log" 2>&1 ||
+		"$G" sandbox destroy --name "$BENCH_SANDBOX" --dir "$BENCH_SANDBOX_DIR" >>"$TMP/sandbox.log" 2>&1 ||
 			log "WARNING: sandbox destroy failed: $(tail -n 3 "$TMP/sandbox.log")"
 		SANDBOX_OWNED=0
 	fi
@@ -301,8 +320,8 @@ log "building connscale, largevalues and replag"
 (cd "$ROOT" && go build -o "$TMP/connscale" ./bench/cmd/connscale && go build -o "$TMP/largevalues" ./bench/cmd/largevalues &&
 	go build -o "$TMP/replag" ./bench/cmd/replag)
 
-[[ -e /var/tmp/galeon/$BENCH_SANDBOX ]] &&
-	die "sandbox '$BENCH_SANDBOX' already exists (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX"
+[[ -e $BENCH_SANDBOX_DIR ]] &&
+	die "sandbox '$BENCH_SANDBOX' already exists (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX --dir $BENCH_SANDBOX_DIR"
 
 record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)" \
 	host="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)" \
@@ -311,11 +330,11 @@ record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2
 	haproxy="$(haproxy -v 2>&1 | head -n1 | sed 's/ - https.*//')" \
 	mariadb="$( (mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version 2>/dev/null) | head -n1 | sed 's/^.*Ver //')" \
 	bench_time="$BENCH_TIME" rounds="$BENCH_ROUNDS" galeon_reads="$BENCH_GALEON_READS" nofile="$NOFILE" \
-	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" clk_tck="$CLK_TCK"
+	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="$BENCH_GALEON_MAX_MISSED" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
 
 # ------------------------------------------------------------ sandbox
 
-log "starting sandbox $BENCH_SANDBOX (3 nodes, base port $BENCH_BASE_PORT); results in $RESULTS"
+log "starting sandbox $BENCH_SANDBOX in $BENCH_SANDBOX_DIR (3 nodes, base port $BENCH_BASE_PORT); results in $RESULTS"
 SANDBOX_OWNED=1
 PROVIDER_ARGS=()
 for o in $BENCH_PROVIDER_OPTIONS; do PROVIDER_ARGS+=(--provider-option "$o"); done
@@ -329,15 +348,15 @@ if [[ $UP_HELP == *--tls* ]]; then TLS_ARGS=(--tls); fi
 REPLICA_ARGS=()
 if [[ $BENCH_REPLICA == 1 ]]; then REPLICA_ARGS=(--replicas 1); fi
 for attempt in 1 2; do
-	if "$G" sandbox up --name "$BENCH_SANDBOX" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" "${TLS_ARGS[@]}" "${REPLICA_ARGS[@]}" \
+	if "$G" sandbox up --name "$BENCH_SANDBOX" --dir "$BENCH_SANDBOX_DIR" --nodes 3 --base-port "$BENCH_BASE_PORT" "${PROVIDER_ARGS[@]}" "${TLS_ARGS[@]}" "${REPLICA_ARGS[@]}" \
 		--server-option "max_connections=$BENCH_MAX_CONNECTIONS" --server-option "max_allowed_packet=64M" >"$TMP/sandbox.log" 2>&1; then
 		break
 	fi
 	tail -n 20 "$TMP/sandbox.log" >&2
 	((attempt < 2)) || die "sandbox up failed twice"
 	log "sandbox up failed; retrying once"
-	if [[ -e /var/tmp/galeon/$BENCH_SANDBOX ]]; then
-		"$G" sandbox destroy --name "$BENCH_SANDBOX" >>"$TMP/sandbox.log" 2>&1 || true
+	if [[ -e $BENCH_SANDBOX_DIR ]]; then
+		"$G" sandbox destroy --name "$BENCH_SANDBOX" --dir "$BENCH_SANDBOX_DIR" >>"$TMP/sandbox.log" 2>&1 || true
 	fi
 	sleep 5
 done
@@ -346,7 +365,7 @@ while IFS= read -r line; do
 	v=${BASH_REMATCH[2]}
 	v=${v#\'} v=${v%\'} v=${v#\"} v=${v%\"}
 	printf -v "${BASH_REMATCH[1]}" '%s' "$v"
-done < <("$G" sandbox env --name "$BENCH_SANDBOX")
+done < <("$G" sandbox env --name "$BENCH_SANDBOX" --dir "$BENCH_SANDBOX_DIR")
 : "${GALEON_SANDBOX_NODES:?sandbox env printed no GALEON_SANDBOX_NODES}"
 : "${GALEON_APP_USER:?}" "${GALEON_APP_PASSWORD:?}"
 IFS=, read -r -a NODES <<<"$GALEON_SANDBOX_NODES"
@@ -354,17 +373,17 @@ IFS=, read -r -a NODES <<<"$GALEON_SANDBOX_NODES"
 NODE1=${NODES[0]}
 # The nodes' mariadbd PIDs: what the database did for each target's
 # queries (the wrapped writes' cost is mostly there).
-read -r -a NODE_PIDS <<<"$("$G" sandbox status --name "$BENCH_SANDBOX" --json 2>/dev/null |
+read -r -a NODE_PIDS <<<"$("$G" sandbox status --name "$BENCH_SANDBOX" --dir "$BENCH_SANDBOX_DIR" --json 2>/dev/null |
 	python3 -c 'import json,sys; print(" ".join(str(n["pid"]) for n in json.load(sys.stdin) if n.get("role", "data") == "data" and n.get("pid")))' 2>/dev/null || true)"
 
 # The replica (BENCH_REPLICA=1) replicates from node1, the writer of every
 # target: pointed here, since no control plane runs for its agent.
 REPLICA_ADDR=""
 if [[ $BENCH_REPLICA == 1 ]]; then
-	REPLICA_ADDR=$("$G" sandbox status --name "$BENCH_SANDBOX" --json 2>/dev/null |
+	REPLICA_ADDR=$("$G" sandbox status --name "$BENCH_SANDBOX" --dir "$BENCH_SANDBOX_DIR" --json 2>/dev/null |
 		python3 -c 'import json,sys; print(next("%s:%d" % (n.get("host") or "127.0.0.1", n["port"]) for n in json.load(sys.stdin) if n.get("role") == "replica"))' 2>/dev/null) ||
 		die "BENCH_REPLICA=1: the sandbox has no replica"
-	read -r REPL_USER REPL_PW < <(python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["credentials"]; print(c["repl_user"], c["repl_password"])' "/var/tmp/galeon/$BENCH_SANDBOX/sandbox.json")
+	read -r REPL_USER REPL_PW < <(python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["credentials"]; print(c["repl_user"], c["repl_password"])' "$BENCH_SANDBOX_DIR/sandbox.json")
 	MYSQL_PWD=$GALEON_ADMIN_PASSWORD mariadb -h"${REPLICA_ADDR%:*}" -P"${REPLICA_ADDR##*:}" -u"$GALEON_ADMIN_USER" -e \
 		"STOP SLAVE; CHANGE MASTER TO MASTER_HOST='${NODE1%:*}', MASTER_PORT=${NODE1##*:}, MASTER_USER='$REPL_USER', MASTER_PASSWORD='$REPL_PW',
 		 MASTER_USE_GTID=slave_pos, DO_DOMAIN_IDS=(100), MASTER_CONNECT_RETRY=1; START SLAVE" ||
@@ -499,6 +518,7 @@ password = "$2"
 
 [pool]
 max_connections = $3   # per node
+max_missed_checks = $BENCH_GALEON_MAX_MISSED
 
 [galera]
 ${BENCH_GALEON_RYW:+read_your_writes = \"$BENCH_GALEON_RYW\"}

@@ -260,6 +260,11 @@ func (c *Conn) Unread() bool {
 	return ok && n > 0
 }
 
+// ReadAnswer reads the OK or error answer to a command (such as Ping)
+// whose first read timed out before any of the answer arrived (Unread
+// tells that it is there now).
+func (c *Conn) ReadAnswer() error { return c.readOKorErr() }
+
 // WriterEpoch is the epoch the connection was taken as writer in, or 0.
 func (c *Conn) WriterEpoch() uint64 { return c.writerEpoch }
 

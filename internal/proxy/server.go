@@ -380,7 +380,7 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 	var conn *backend.Conn
 	defer func() {
 		if conn != nil {
-			conn.Close()
+			conn.Quit()
 		}
 	}()
 	prof := p.anyBackendProfile()
@@ -388,7 +388,9 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 	// once is one check (a dial when needed, then a ping, each within
 	// the timeout): how late past the failed step's deadline the proxy
 	// noticed its error (judgePing), and the error.
+	answeredLate := false // the last check's answer was read after its deadline
 	once := func() (late time.Duration, err error) {
+		answeredLate = false
 		deadline := time.Now().Add(timeout)
 		if conn == nil {
 			conn, err = backend.Dial(ctx, pool.Server().Addr, prof, timeout)
@@ -400,15 +402,22 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			conn.SetDeadline(time.Time{})
 			if isTimeout(err) && conn.Unread() {
 				// The answer is there: the node answered, and the proxy
-				// did not run in time to see it before the deadline.
-				p.log.Info("health check: the node's answer arrived, noticed after the deadline; not a miss", "server", name, "late", time.Since(deadline).Round(time.Millisecond))
-				err = nil
-				conn.Close() // the answer is unread: start afresh
-				conn = nil
+				// did not run in time to see it before the deadline. It
+				// is read all the same: an error is the node's answer.
+				late := time.Since(deadline)
+				conn.SetDeadline(time.Now().Add(stallSlack(timeout)))
+				if err = conn.ReadAnswer(); err == nil {
+					p.log.Info("health check: the node's answer arrived, noticed after the deadline; not a miss", "server", name, "late", late.Round(time.Millisecond))
+					answeredLate = true
+				}
+				conn.SetDeadline(time.Time{})
 			}
 		}
 		if err != nil && conn != nil {
-			conn.Close()
+			// A node that runs again reads a goodbye, not an aborted
+			// connection; the short deadline bounds the goodbye.
+			conn.SetDeadline(time.Now().Add(100 * time.Millisecond))
+			conn.Quit()
 			conn = nil
 		}
 		return time.Since(deadline), err
@@ -444,7 +453,9 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			pool.CloseIdle(true)
 			return
 		}
-		pool.SetLatency(time.Since(start))
+		if !answeredLate { // else the round trip is not known, only that it ended before the proxy looked
+			pool.SetLatency(time.Since(start))
+		}
 		if p.setPlainHealth(name) {
 			p.log.Info("backend online", "server", name)
 			p.reconsider()
