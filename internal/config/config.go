@@ -86,11 +86,13 @@ type Proxy struct {
 	// Threads is how many cores the proxy's Go scheduler uses (GOMAXPROCS).
 	// 0: half the machine's cores, at least 1. The proxy shares the machine
 	// with clients and often databases. On 2 cores shared with sysbench and
-	// three mariadbd, A/B runs (bench/run.sh BENCH_GALEON_THREADS) gave, as
-	// galeon/HAProxy point-select QPS: one thread 0.79-0.83x at 8 clients
-	// and 0.89-1.03x at 64; two threads 0.81-0.97x at 8 and 0.71-0.87x at
-	// 64 (read_only at 64 clients: 16.0k vs 11.6k QPS). One thread holds up
-	// better under heavy concurrency, so it stays the default.
+	// three mariadbd, six alternated bench runs without a node taken out
+	// (bench/README, 2026-11-28 09:25-09:54) gave, as medians of
+	// galeon/HAProxy QPS, one thread against two: point selects 0.83 vs
+	// 0.87 at 8 clients and 0.85 vs 0.89 at 64, read_only at 64 clients
+	// 0.96 vs 0.84, read_write at 16 0.92 vs 0.85. Two threads win a little
+	// on the lightest statements and lose more on the heavier ones, so one
+	// thread stays the default here.
 	Threads    int    `toml:"threads"`
 	TLSCert    string `toml:"tls_cert"`
 	TLSKey     string `toml:"tls_key"`
