@@ -478,7 +478,7 @@ def render(results_dir):
             if a["offline"] or a["writer_moves"]:
                 what = []
                 if a["offline"]:
-                    what.append("took a node out %d× (a health check unanswered in time, or its Galera monitor set it OFFLINE)" % a["offline"])
+                    what.append("took a node out %d× (pool.max_missed_checks health checks in a row unanswered in time, or its Galera monitor set it OFFLINE)" % a["offline"])
                 if a["writer_moves"]:
                     what.append("moved the writer %d×" % a["writer_moves"])
                 name += " ⚠ galeon " + " and ".join(what) + " since its previous run"
@@ -816,7 +816,7 @@ def render(results_dir):
     w("- **⚠ the host took N %% of the CPU time**: on a VM, the CPU time the hypervisor gave to others during "
       "the run (/proc/stat steal, over all CPU time), shown from %g %%; the run lost that much of its machine." % STEAL_MARK_PCT)
     w("- **⚠ galeon took a node out**: galeon's log shows nodes taken out (its pool health check got no answer "
-      "within `pool.connect_timeout`, or its Galera monitor set a node OFFLINE) or the writer moved between the end of "
+      "within `pool.connect_timeout` `pool.max_missed_checks` times in a row, or its Galera monitor set a node OFFLINE) or the writer moved between the end of "
       "galeon's previous run and the end of this one, all attempts included (galeon checks the nodes all along, while the other targets "
       "run too). Its reads then went to fewer readers for a while, and a moved writer stays where it went "
       "(failback = never): that row, and in readers mode the later ones, are not like for like.")

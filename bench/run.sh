@@ -32,10 +32,12 @@ BENCH_SANDBOX=${BENCH_SANDBOX:-bench}
 # (5 seconds) for double-write buffer flush", Galera's "last inactive check
 # ... PT8.8S" on 2026-11-28), which the proxies then see as dead nodes. The
 # bench compares proxies, not disks, so by default the data goes to memory
-# (/dev/shm) when it has 8 GiB free; set a directory on disk to include it.
+# (/dev/shm) when it and the machine's available memory have 8 GiB free; set
+# a directory on disk to include it.
 if [[ -z ${BENCH_SANDBOX_DIR:-} ]]; then
 	BENCH_SANDBOX_DIR=/var/tmp/galeon/$BENCH_SANDBOX
-	if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] && (($(df -k --output=avail /dev/shm | tail -n1) > 8 * 1024 * 1024)); then
+	if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] && (($(df -k --output=avail /dev/shm | tail -n1) > 8 * 1024 * 1024)) &&
+		(($(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) > 8 * 1024 * 1024)); then
 		BENCH_SANDBOX_DIR=/dev/shm/galeon-bench/$BENCH_SANDBOX
 	fi
 fi
@@ -58,7 +60,8 @@ BENCH_GALEON_THREADS=${BENCH_GALEON_THREADS:-}     # galeon proxy.threads (GOMAX
 # were seen not running for 2-4 s (schedstat, 2026-11-28) while sysbench's 64
 # threads and a proxy ran. 10 (about 20 s of silence) keeps both routing the
 # same way; a node still taken out is marked in the report.
-BENCH_GALEON_MAX_MISSED=${BENCH_GALEON_MAX_MISSED:-10}
+# Set it empty for a galeon built before pool.max_missed_checks existed.
+BENCH_GALEON_MAX_MISSED=${BENCH_GALEON_MAX_MISSED-10}
 BENCH_GALEON_RYW=${BENCH_GALEON_RYW:-}             # galeon galera.read_your_writes: on or off; empty: galeon's default (on)
 BENCH_GALEON_OUTCOME=${BENCH_GALEON_OUTCOME:-}     # galeon galera.commit_outcome: on, commits or off (transaction_replay: off with off, else on); empty: galeon's default (on)
 BENCH_GALEON_SYSBENCH_BACKEND=${BENCH_GALEON_SYSBENCH_BACKEND:-200}  # ... in the sysbench runs (galeon's default pool size: one per client, as HAProxy has)
@@ -330,7 +333,7 @@ record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2
 	haproxy="$(haproxy -v 2>&1 | head -n1 | sed 's/ - https.*//')" \
 	mariadb="$( (mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version 2>/dev/null) | head -n1 | sed 's/^.*Ver //')" \
 	bench_time="$BENCH_TIME" rounds="$BENCH_ROUNDS" galeon_reads="$BENCH_GALEON_READS" nofile="$NOFILE" \
-	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="$BENCH_GALEON_MAX_MISSED" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
+	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="${BENCH_GALEON_MAX_MISSED:-default}" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
 
 # ------------------------------------------------------------ sandbox
 
@@ -518,7 +521,7 @@ password = "$2"
 
 [pool]
 max_connections = $3   # per node
-max_missed_checks = $BENCH_GALEON_MAX_MISSED
+${BENCH_GALEON_MAX_MISSED:+max_missed_checks = $BENCH_GALEON_MAX_MISSED}
 
 [galera]
 ${BENCH_GALEON_RYW:+read_your_writes = \"$BENCH_GALEON_RYW\"}

@@ -121,9 +121,10 @@ type Pool struct {
 	// it is handed out (health on borrow).
 	PingAfterIdle  Duration `toml:"ping_after_idle"`
 	HealthInterval Duration `toml:"health_interval"`
-	// MaxMissedChecks is how many plain health checks in a row a node
-	// may leave unanswered within connect_timeout before it is out
-	// (without the Galera monitor); a refused connection is out at once.
+	// MaxMissedChecks is the number of plain health checks in a row
+	// (without the Galera monitor), each unanswered within
+	// connect_timeout, that takes a node out; a refused connection or an
+	// error answer takes it out at once.
 	MaxMissedChecks int `toml:"max_missed_checks"`
 	// Compress uses the compressed protocol to the nodes: worth its CPU
 	// only when they are across a slow link.
@@ -436,7 +437,7 @@ func (c *Config) Validate() []string {
 		add("proxy.threads", "must be 0 (auto: half the cores) or more")
 	}
 	if c.Pool.MaxMissedChecks < 1 {
-		add("pool.max_missed_checks", "must be at least 1 (unanswered health checks in a row before a node is out)")
+		add("pool.max_missed_checks", "must be at least 1 (the unanswered health checks in a row that take a node out)")
 	}
 	if c.Proxy.NoBackendWait <= 0 {
 		add("proxy.no_backend_timeout", "must be positive, e.g. \"2s\"")

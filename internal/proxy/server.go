@@ -378,33 +378,39 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	var conn *backend.Conn
+	// quit says goodbye (COM_QUIT) within a short deadline, then closes.
+	quit := func(c *backend.Conn) {
+		c.SetDeadline(time.Now().Add(100 * time.Millisecond))
+		c.Quit()
+	}
 	defer func() {
 		if conn != nil {
-			conn.Quit()
+			quit(conn)
 		}
 	}()
 	prof := p.anyBackendProfile()
 	timeout := p.cfg.Pool.ConnectTimeout.D()
+	answeredLate := false // the last check's answer was read after its deadline
 	// once is one check (a dial when needed, then a ping, each within
 	// the timeout): how late past the failed step's deadline the proxy
 	// noticed its error (judgePing), and the error.
-	answeredLate := false // the last check's answer was read after its deadline
 	once := func() (late time.Duration, err error) {
 		answeredLate = false
 		deadline := time.Now().Add(timeout)
 		if conn == nil {
 			conn, err = backend.Dial(ctx, pool.Server().Addr, prof, timeout)
+			late = time.Since(deadline)
 		}
 		if err == nil {
 			deadline = time.Now().Add(timeout)
 			conn.SetDeadline(deadline)
 			err = conn.Ping()
+			late = time.Since(deadline)
 			conn.SetDeadline(time.Time{})
 			if isTimeout(err) && conn.Unread() {
 				// The answer is there: the node answered, and the proxy
 				// did not run in time to see it before the deadline. It
 				// is read all the same: an error is the node's answer.
-				late := time.Since(deadline)
 				conn.SetDeadline(time.Now().Add(stallSlack(timeout)))
 				if err = conn.ReadAnswer(); err == nil {
 					p.log.Info("health check: the node's answer arrived, noticed after the deadline; not a miss", "server", name, "late", late.Round(time.Millisecond))
@@ -414,13 +420,10 @@ func (p *Proxy) healthLoop(ctx context.Context, name string) {
 			}
 		}
 		if err != nil && conn != nil {
-			// A node that runs again reads a goodbye, not an aborted
-			// connection; the short deadline bounds the goodbye.
-			conn.SetDeadline(time.Now().Add(100 * time.Millisecond))
-			conn.Quit()
+			quit(conn) // the node reads a goodbye when it runs again, not an aborted connection
 			conn = nil
 		}
-		return time.Since(deadline), err
+		return late, err
 	}
 	check := func() {
 		start := time.Now()
