@@ -418,6 +418,7 @@ def render(results_dir):
                      ("galeon_reads", "galeon reads go to (BENCH_GALEON_READS)"),
                      ("galeon_threads", "galeon proxy.threads (BENCH_GALEON_THREADS)"),
                      ("galeon_max_missed", "galeon pool.max_missed_checks (BENCH_GALEON_MAX_MISSED)"),
+                     ("autogroup", "kernel.sched_autogroup_enabled (BENCH_AUTOGROUP)"),
                      ("sandbox_dir", "the nodes' data (BENCH_SANDBOX_DIR; /dev/shm: in memory)"),
                      ("galeon_sysbench_backend", "galeon backend connections per node, sysbench runs"),
                      ("galeon_max_backend", "galeon backend connections per node, 2,000-client test"),

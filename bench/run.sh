@@ -54,6 +54,14 @@ BENCH_GALEON_ADMIN_PORT=${BENCH_GALEON_ADMIN_PORT:-7432}
 BENCH_GALEON_HTTP_PORT=${BENCH_GALEON_HTTP_PORT:-7480}
 BENCH_GALEON_MAX_BACKEND=${BENCH_GALEON_MAX_BACKEND:-50}  # galeon max backend connections per node in the 2,000-client test
 BENCH_GALEON_THREADS=${BENCH_GALEON_THREADS:-}     # galeon proxy.threads (GOMAXPROCS); empty: galeon's default
+# off: kernel.sched_autogroup_enabled = 0 while the bench runs (restored at
+# exit), when this user may write it; keep: leave it. With autogroups (the
+# Debian default) every process that starts its own session (each mariadbd
+# of the sandbox, galeon --background) gets its own scheduling group, and on
+# this 2-core VM (kernel 6.18) whole nodes were left unrun for 2-9 s under
+# load: 3-7 such stalls of 2 s or more per bench run, none in two runs with
+# autogroups off (bench/README, 2026-11-28).
+BENCH_AUTOGROUP=${BENCH_AUTOGROUP:-off}
 # galeon pool.max_missed_checks. HAProxy here has no health checks, so it
 # never takes a node out; galeon's plain check would, when a node's threads
 # do not run for over 2 checks (4 s): on this 2-core VM runnable node threads
@@ -96,6 +104,7 @@ die() { log "ERROR: $*"; exit 1; }
 [[ $BENCH_TIME =~ ^[1-9][0-9]*$ ]] || die "BENCH_TIME must be a positive integer (seconds), got '$BENCH_TIME'"
 [[ $BENCH_ROUNDS =~ ^[1-9][0-9]*$ ]] || die "BENCH_ROUNDS must be a positive integer, got '$BENCH_ROUNDS'"
 case $BENCH_GALEON_READS in writer | readers) ;; *) die "BENCH_GALEON_READS must be writer or readers" ;; esac
+case $BENCH_AUTOGROUP in off | keep) ;; *) die "BENCH_AUTOGROUP must be off or keep" ;; esac
 for tool in sysbench haproxy mariadb python3 go ss getconf; do
 	command -v "$tool" >/dev/null || die "$tool not found (apt-get install sysbench haproxy mariadb-client iproute2 python3; Go from go.mod)"
 done
@@ -173,9 +182,14 @@ cleanup() {
 	stop_pid "$GALEON_PID"
 	stop_pid "$HAPROXY_PID"
 	destroy_sandbox
+	if [[ -n $AUTOGROUP_WAS ]]; then
+		echo "$AUTOGROUP_WAS" >/proc/sys/kernel/sched_autogroup_enabled ||
+			log "WARNING: could not set kernel.sched_autogroup_enabled back to $AUTOGROUP_WAS"
+	fi
 	rm -rf "$TMP"
 	exit "$rc"
 }
+AUTOGROUP_WAS=
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT
 trap 'log "terminated"; exit 143' TERM
@@ -326,6 +340,20 @@ log "building connscale, largevalues and replag"
 [[ -e $BENCH_SANDBOX_DIR ]] &&
 	die "sandbox '$BENCH_SANDBOX' already exists (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX --dir $BENCH_SANDBOX_DIR"
 
+# Autogroups off before anything of the run starts: a process keeps the
+# scheduling group it started in.
+AUTOGROUP_STATE=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo "n/a")
+if [[ $BENCH_AUTOGROUP == off && $AUTOGROUP_STATE == 1 ]]; then
+	if (echo 0 >/proc/sys/kernel/sched_autogroup_enabled) 2>/dev/null; then
+		AUTOGROUP_WAS=1
+		AUTOGROUP_STATE="0 (turned off for this run, 1 again after it)"
+		log "kernel.sched_autogroup_enabled 1 -> 0 for this run (BENCH_AUTOGROUP=keep leaves it on)"
+	else
+		AUTOGROUP_STATE="1 (could not turn it off)"
+		log "WARNING: could not turn autogroups off (kernel.sched_autogroup_enabled needs root): nodes may stall for seconds (bench/README)"
+	fi
+fi
+
 record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)" \
 	host="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r)" \
 	loadavg="$(cut -d' ' -f1-3 /proc/loadavg)" \
@@ -333,7 +361,7 @@ record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2
 	haproxy="$(haproxy -v 2>&1 | head -n1 | sed 's/ - https.*//')" \
 	mariadb="$( (mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version 2>/dev/null) | head -n1 | sed 's/^.*Ver //')" \
 	bench_time="$BENCH_TIME" rounds="$BENCH_ROUNDS" galeon_reads="$BENCH_GALEON_READS" nofile="$NOFILE" \
-	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="${BENCH_GALEON_MAX_MISSED:-default}" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
+	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="${BENCH_GALEON_MAX_MISSED:-default}" autogroup="$AUTOGROUP_STATE" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
 
 # ------------------------------------------------------------ sandbox
 
