@@ -378,6 +378,8 @@ def aggregate(runs):
     a["node_q_per_q"] = median(nq)
     sc = [r["syscalls"] / r["queries"] for r in ok if (r.get("syscalls") or -1) >= 0 and r.get("queries")]
     a["syscalls_per_q"] = median(sc)
+    rd = [r["run_delay_us"] / r["queries"] for r in ok if (r.get("run_delay_us") or -1) >= 0 and r.get("queries")]
+    a["run_delay_per_q"] = median(rd)
     rss = [r.get("rss_peak_kib") for r in ok if (r.get("rss_peak_kib") or -1) >= 0]
     a["rss_kib"] = max(rss) if rss else None
     a["view_changes"] = sum(r.get("cluster_view_changes") or 0 for r in ok if (r.get("cluster_view_changes") or 0) > 0)
@@ -458,12 +460,12 @@ def render(results_dir):
         if first.get("options"):
             s.insert(-1, "sysbench options: `%s`" % first.get("options"))
             s.insert(-1, "")
-        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | nodes CPU s / 10k queries | node statements / query | proxy syscalls / query | proxy RSS peak | ignored errors |")
-        s.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | nodes CPU s / 10k queries | node statements / query | proxy syscalls / query | proxy CPU wait µs / query | proxy RSS peak | ignored errors |")
+        s.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for t in TARGETS:
             a = aggs[wl][t]
             if a is None:
-                s.append("| %s | %s | | | | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
+                s.append("| %s | %s | | | | | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
                 continue
             qps = "%.0f" % a["qps"]
             if a["rounds"] > 1:
@@ -484,11 +486,12 @@ def render(results_dir):
                     what.append("moved the writer %d×" % a["writer_moves"])
                 name += " ⚠ galeon " + " and ".join(what) + " since its previous run"
             sysc = "–" if a.get("syscalls_per_q") is None else "%.2f" % a["syscalls_per_q"]
+            rdq = "–" if a.get("run_delay_per_q") is None else "%.1f" % a["run_delay_per_q"]
             ncpu = "–" if a.get("node_cpu_per_10k") is None else "%.3f" % a["node_cpu_per_10k"]
             nq = "–" if a.get("node_q_per_q") is None else "%.2f" % a["node_q_per_q"]
-            s.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            s.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 name, qps, fmt_ms(a["p50_ms"]), fmt_ms(a["p95_ms"]), fmt_ms(a["p99_ms"]),
-                cpu, ncpu, nq, sysc, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
+                cpu, ncpu, nq, sysc, rdq, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
         s.append("")
         d, h, g = (aggs[wl][t] for t in TARGETS)
         r = ratios(d, h, g)
@@ -808,6 +811,10 @@ def render(results_dir):
       "client statement. Monitors' and agents' checks add a few per second to every target alike.")
     w("- **proxy syscalls / query**: every system call the proxy's threads entered during the run "
       "(`perf stat -e raw_syscalls:sys_enter -p PID`: reads, writes, epoll, futex...) / queries.")
+    w("- **proxy CPU wait µs / query**: how long the proxy's threads were runnable but waited for a CPU "
+      "during the run (the run delay of `/proc/PID/task/*/schedstat`, summed over threads) / queries. "
+      "Time a proxy's thread waits holds up every session it serves; the nodes' own wait is in the log "
+      "(`run_delay_us/query` on each \"nodes during\" line).")
     w("- **CPU per byte relayed**: both proxies relay the same result bytes for the same queries, so on the "
       "large-result workload (1,000-row ranges) the CPU-per-query ratio is the CPU-per-byte ratio.")
     w("- **added p50 ratio**: (galeon_p50 − direct_p50) / (haproxy_p50 − direct_p50); 1.0 means galeon adds "

@@ -249,11 +249,26 @@ nodes_counters() {
 	done
 	for k in "${!tot[@]}"; do REPLY+="$k=${tot[$k]} "; done
 }
-# nodes_sched: the three mariadbd's user and system clock ticks and their
-# threads' voluntary and involuntary context switches, as counters for
-# counters_delta ("UTIME=… STIME=… VCSW=… NVCSW=…").
+# run_delay_us PID: how long PID's threads have waited, runnable, for a
+# CPU (the second field of each thread's /proc/PID/task/TID/schedstat),
+# summed, in µs; -1 if PID is gone. A thread that exits takes its share
+# with it: right for the proxies (their threads live as long as they
+# do), a lower bound for the nodes (whose connection threads come and
+# go).
+run_delay_us() {
+	local v
+	REPLY=-1
+	[[ -n $1 && -r /proc/$1/schedstat ]] || return 0
+	v=$(awk '{s += $2} END {printf "%d", s / 1000}' /proc/"$1"/task/*/schedstat 2>/dev/null) || return 0
+	[[ $v =~ ^[0-9]+$ ]] && REPLY=$v
+	return 0
+}
+# nodes_sched: the three mariadbd's user and system clock ticks, their
+# threads' voluntary and involuntary context switches and the time they
+# waited for a CPU (µs), as counters for counters_delta ("UTIME=…
+# STIME=… VCSW=… NVCSW=… RUN_DELAY_US=…").
 nodes_sched() {
-	local pid line f a b u=0 st=0 v=0 nv=0
+	local pid line f a b u=0 st=0 v=0 nv=0 rd=0
 	for pid in "${NODE_PIDS[@]}"; do
 		read -r line 2>/dev/null </proc/"$pid"/stat || continue
 		line=${line##*) }
@@ -261,8 +276,10 @@ nodes_sched() {
 		u=$((u + f[11])) st=$((st + f[12]))
 		read -r a b < <(awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v+0, n+0}' /proc/"$pid"/task/*/status 2>/dev/null)
 		v=$((v + ${a:-0})) nv=$((nv + ${b:-0}))
+		run_delay_us "$pid"
+		((REPLY >= 0)) && rd=$((rd + REPLY))
 	done
-	REPLY="UTIME_TICKS=$u STIME_TICKS=$st VCSW=$v NVCSW=$nv"
+	REPLY="UTIME_TICKS=$u STIME_TICKS=$st VCSW=$v NVCSW=$nv RUN_DELAY_US=$rd"
 }
 # counters_delta BEFORE AFTER QUERIES: per-query deltas, for the log.
 counters_delta() {
@@ -696,7 +713,7 @@ run_sysbench() {
 	fi
 	if [[ -n $T_PID ]]; then
 		meta+=(proxy_pid="$T_PID" cpu_ticks="$SB_CPU" rss_peak_kib="$SB_RSS_PEAK"
-			syscalls="$SB_SYSCALLS")
+			syscalls="$SB_SYSCALLS" run_delay_us="$SB_RUN_DELAY")
 	fi
 	python3 "$BENCH_DIR/report.py" record-sysbench "$RAW" "$logf" "${meta[@]}" status="$SB_STATUS" rc="$SB_RC" >&2
 	if [[ $SB_STATUS != ok && $target != galeon ]]; then
@@ -757,12 +774,13 @@ views_since() {
 
 # sysbench_once WID TEST THREADS PSMODE TARGET LOG: one run against
 # T_HOST:T_PORT; sets SB_STATUS (ok|failed|timeout), SB_RC, SB_CPU (proxy
-# clock ticks, -1 unknown), SB_RSS_PEAK (KiB, -1 unknown), SB_VIEWS (node1
+# clock ticks, -1 unknown), SB_RUN_DELAY (µs the proxy's threads waited
+# for a CPU, -1 unknown), SB_RSS_PEAK (KiB, -1 unknown), SB_VIEWS (node1
 # view changes during the run, -1 unknown).
 sysbench_once() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
 	local cpu0 cpu1 timed_out=0 conf0 ncpu0 ncpu1 nq0 nq1
-	SB_RC=0 SB_CPU=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_STEAL=-1 SB_HOST_TICKS=-1
+	SB_RC=0 SB_CPU=-1 SB_RUN_DELAY=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_STEAL=-1 SB_HOST_TICKS=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
 	nodes_questions
@@ -775,6 +793,8 @@ sysbench_once() {
 	ncpu0=$REPLY
 	cpu_ticks "$T_PID"
 	cpu0=$REPLY
+	run_delay_us "$T_PID"
+	local rd0=$REPLY
 	host_ticks
 	local host0=$REPLY
 	perf_start "$T_PID"
@@ -814,6 +834,8 @@ sysbench_once() {
 	cpu_ticks "$T_PID"
 	cpu1=$REPLY
 	if ((cpu0 >= 0 && cpu1 >= 0)); then SB_CPU=$((cpu1 - cpu0)); fi
+	run_delay_us "$T_PID"
+	if ((rd0 >= 0 && REPLY >= 0)); then SB_RUN_DELAY=$((REPLY - rd0)); fi
 	nodes_cpu_ticks
 	ncpu1=$REPLY
 	if ((ncpu0 >= 0 && ncpu1 >= 0)); then SB_NODE_CPU=$((ncpu1 - ncpu0)); fi
