@@ -385,6 +385,9 @@ def aggregate(runs):
     a["view_changes"] = sum(r.get("cluster_view_changes") or 0 for r in ok if (r.get("cluster_view_changes") or 0) > 0)
     a["view_unknown"] = any(r.get("cluster_view_changes", 0) < 0 for r in ok)
     a["retried"] = any((r.get("attempts") or 1) > 1 for r in ok)
+    idle = [100.0 * r["host_idle_ticks"] / r["host_ticks"] for r in ok
+            if (r.get("host_idle_ticks") or -1) >= 0 and (r.get("host_ticks") or 0) > 0]
+    a["idle_pct"] = median(idle)
     steal = [p for p in map(steal_pct, ok) if p is not None]
     a["steal_pct"] = max(steal) if steal else None
     a["offline"] = sum(r.get("galeon_offline") or 0 for r in ok if (r.get("galeon_offline") or 0) > 0)
@@ -460,12 +463,12 @@ def render(results_dir):
         if first.get("options"):
             s.insert(-1, "sysbench options: `%s`" % first.get("options"))
             s.insert(-1, "")
-        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | nodes CPU s / 10k queries | node statements / query | proxy syscalls / query | proxy CPU wait µs / query | proxy RSS peak | ignored errors |")
-        s.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        s.append("| target | QPS | p50 ms | p95 ms | p99 ms | proxy CPU s / 10k queries | nodes CPU s / 10k queries | node statements / query | proxy syscalls / query | proxy CPU wait µs / query | host idle | proxy RSS peak | ignored errors |")
+        s.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for t in TARGETS:
             a = aggs[wl][t]
             if a is None:
-                s.append("| %s | %s | | | | | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
+                s.append("| %s | %s | | | | | | | | | | | |" % (TARGET_NAMES[t], why_missing(t, runs.get(t, []), status)))
                 continue
             qps = "%.0f" % a["qps"]
             if a["rounds"] > 1:
@@ -487,11 +490,12 @@ def render(results_dir):
                 name += " ⚠ galeon " + " and ".join(what) + " since its previous run"
             sysc = "–" if a.get("syscalls_per_q") is None else "%.2f" % a["syscalls_per_q"]
             rdq = "–" if a.get("run_delay_per_q") is None else "%.1f" % a["run_delay_per_q"]
+            idle = "–" if a.get("idle_pct") is None else "%.0f %%" % a["idle_pct"]
             ncpu = "–" if a.get("node_cpu_per_10k") is None else "%.3f" % a["node_cpu_per_10k"]
             nq = "–" if a.get("node_q_per_q") is None else "%.2f" % a["node_q_per_q"]
-            s.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            s.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 name, qps, fmt_ms(a["p50_ms"]), fmt_ms(a["p95_ms"]), fmt_ms(a["p99_ms"]),
-                cpu, ncpu, nq, sysc, rdq, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
+                cpu, ncpu, nq, sysc, rdq, idle, fmt_mib(a["rss_kib"]), "%d" % a["ignored_errors"] if a["ignored_errors"] is not None else "–"))
         s.append("")
         d, h, g = (aggs[wl][t] for t in TARGETS)
         r = ratios(d, h, g)
@@ -811,6 +815,9 @@ def render(results_dir):
       "client statement. Monitors' and agents' checks add a few per second to every target alike.")
     w("- **proxy syscalls / query**: every system call the proxy's threads entered during the run "
       "(`perf stat -e raw_syscalls:sys_enter -p PID`: reads, writes, epoll, futex...) / queries.")
+    w("- **host idle**: the share of the host's CPU time (all CPUs, `/proc/stat` idle + iowait) left unused "
+      "during the run, median of the rounds. Near 0 %: the run was bound by the CPU, and the proxy's CPU per "
+      "query decides its QPS; well above: the clients waited on something else (one proxy thread, locks).")
     w("- **proxy CPU wait µs / query**: how long the proxy's threads were runnable but waited for a CPU "
       "during the run (the run delay of `/proc/PID/task/*/schedstat`, summed over threads) / queries. "
       "Time a proxy's thread waits holds up every session it serves; the nodes' own wait is in the log "

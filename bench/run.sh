@@ -705,7 +705,7 @@ run_sysbench() {
 		break
 	done
 	meta+=(cluster_view_changes="$SB_VIEWS" attempts="$attempt" node_cpu_ticks="$SB_NODE_CPU" node_questions="$SB_NODE_Q" clk_tck="$CLK_TCK"
-		host_steal_ticks="$SB_STEAL" host_ticks="$SB_HOST_TICKS")
+		host_steal_ticks="$SB_STEAL" host_ticks="$SB_HOST_TICKS" host_idle_ticks="$SB_IDLE")
 	if [[ $target == galeon ]]; then
 		# Over every attempt: a writer moved during a discarded one stays moved.
 		galeon_events
@@ -728,6 +728,15 @@ host_ticks() {
 	local _cpu user nice system idle iowait irq softirq steal _rest
 	read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
 	REPLY="$steal $((user + nice + system + idle + iowait + irq + softirq + steal))"
+}
+# host_idle: the host's idle and iowait clock ticks (all CPUs) in REPLY:
+# CPU time nothing could use. A run with none left is bound by the CPU;
+# one with much left waited on something else (a proxy's one thread, the
+# network, the nodes' locks).
+host_idle() {
+	local _cpu user nice system idle iowait _rest
+	read -r _cpu user nice system idle iowait _rest </proc/stat
+	REPLY=$((idle + iowait))
 }
 
 # galeon_events: the nodes galeon took out (its pool health check's
@@ -780,7 +789,7 @@ views_since() {
 sysbench_once() {
 	local wid=$1 test=$2 threads=$3 psmode=$4 target=$5 logf=$6 extra=$7
 	local cpu0 cpu1 timed_out=0 conf0 ncpu0 ncpu1 nq0 nq1
-	SB_RC=0 SB_CPU=-1 SB_RUN_DELAY=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_STEAL=-1 SB_HOST_TICKS=-1
+	SB_RC=0 SB_CPU=-1 SB_RUN_DELAY=-1 SB_RSS_PEAK=-1 SB_VIEWS=-1 SB_SYSCALLS=-1 SB_NODE_CPU=-1 SB_NODE_Q=-1 SB_STEAL=-1 SB_HOST_TICKS=-1 SB_IDLE=-1
 	wait_cluster_ready 180 || log "WARNING: cluster not ready; running anyway"
 	conf0=$CONF_ID
 	nodes_questions
@@ -797,6 +806,8 @@ sysbench_once() {
 	local rd0=$REPLY
 	host_ticks
 	local host0=$REPLY
+	host_idle
+	local idle0=$REPLY
 	perf_start "$T_PID"
 	LAG_PID=""
 	if [[ -n $REPLICA_ADDR && $test != oltp_point_select && $test != oltp_read_only ]]; then
@@ -859,6 +870,8 @@ sysbench_once() {
 	fi
 	host_ticks
 	SB_STEAL=$((${REPLY% *} - ${host0% *})) SB_HOST_TICKS=$((${REPLY#* } - ${host0#* }))
+	host_idle
+	SB_IDLE=$((REPLY - idle0))
 	SB_STATUS=ok
 	if ((SB_RC != 0)); then SB_STATUS=failed; fi
 	if ((timed_out)); then SB_STATUS=timeout; fi
