@@ -26,6 +26,7 @@ BENCH_THINK_MS=${BENCH_THINK_MS:-50}              # think time between one clien
 BENCH_CHURN=${BENCH_CHURN:-8}                     # workers of the churn test (connect, one statement, quit); 0 skips it
 BENCH_PROFILE=${BENCH_PROFILE-point_select_t8,read_write_t16}  # workloads run once more against galeon under a Go CPU profile (/api/profile): where its CPU goes per query; empty skips
 BENCH_REPLICA=${BENCH_REPLICA:-0}                 # 1: an asynchronous replica of node1; the write workloads report its lag (bench/cmd/replag)
+BENCH_PROXY_NICE=${BENCH_PROXY_NICE:-}            # both proxies start with this nice value (e.g. -5: ahead of the nodes and sysbench for the CPU); empty: the bench's own
 BENCH_SANDBOX=${BENCH_SANDBOX:-bench}
 # Where the nodes' data lives. On this VM the disk stalls now and then under
 # the write workloads: nodes were seen blocked for 5-9 s ("InnoDB: Long wait
@@ -354,8 +355,12 @@ log "building connscale, largevalues and replag"
 (cd "$ROOT" && go build -o "$TMP/connscale" ./bench/cmd/connscale && go build -o "$TMP/largevalues" ./bench/cmd/largevalues &&
 	go build -o "$TMP/replag" ./bench/cmd/replag)
 
-[[ -e $BENCH_SANDBOX_DIR ]] &&
-	die "sandbox '$BENCH_SANDBOX' already exists (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX --dir $BENCH_SANDBOX_DIR"
+# A sandbox left by an interrupted run, in this run's directory or in the
+# other default one (it would hold the same ports).
+for d in "$BENCH_SANDBOX_DIR" "/var/tmp/galeon/$BENCH_SANDBOX" "/dev/shm/galeon-bench/$BENCH_SANDBOX"; do
+	[[ -e $d ]] &&
+		die "sandbox '$BENCH_SANDBOX' already exists in $d (left by an interrupted run?); remove it with: $GALEON_BIN sandbox destroy --name $BENCH_SANDBOX --dir $d"
+done
 
 # Autogroups off before anything of the run starts: a process keeps the
 # scheduling group it started in.
@@ -378,7 +383,7 @@ record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2
 	haproxy="$(haproxy -v 2>&1 | head -n1 | sed 's/ - https.*//')" \
 	mariadb="$( (mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version 2>/dev/null) | head -n1 | sed 's/^.*Ver //')" \
 	bench_time="$BENCH_TIME" rounds="$BENCH_ROUNDS" galeon_reads="$BENCH_GALEON_READS" nofile="$NOFILE" \
-	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="${BENCH_GALEON_MAX_MISSED:-default}" autogroup="$AUTOGROUP_STATE" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
+	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="${BENCH_GALEON_MAX_MISSED:-default}" autogroup="$AUTOGROUP_STATE" proxy_nice="${BENCH_PROXY_NICE:-0}" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
 
 # ------------------------------------------------------------ sandbox
 
@@ -519,9 +524,16 @@ haproxy -c -q -f "$TMP/haproxy.cfg" >"$LOGS/haproxy-check.log" 2>&1 || {
 	die "haproxy rejected its configuration"
 }
 
+# PROXY_NICE: the command prefix that starts a proxy with
+# BENCH_PROXY_NICE (nice execs the proxy: $! is the proxy's PID).
+PROXY_NICE=()
+if [[ -n $BENCH_PROXY_NICE ]]; then
+	[[ $BENCH_PROXY_NICE =~ ^-?[0-9]+$ ]] || die "BENCH_PROXY_NICE=$BENCH_PROXY_NICE: want a nice value, -20 to 19"
+	PROXY_NICE=(nice -n "$BENCH_PROXY_NICE")
+fi
 start_haproxy() {
 	# -db: foreground, no daemon; the PID we record is haproxy itself.
-	haproxy -db -f "$TMP/haproxy.cfg" >>"$LOGS/haproxy.log" 2>&1 &
+	"${PROXY_NICE[@]}" haproxy -db -f "$TMP/haproxy.cfg" >>"$LOGS/haproxy.log" 2>&1 &
 	HAPROXY_PID=$!
 	if ! wait_listen "$BENCH_HAPROXY_PORT" "$HAPROXY_PID" 15; then
 		tail -n 5 "$LOGS/haproxy.log" >&2
@@ -614,7 +626,7 @@ start_galeon() {
 			return 1
 		fi
 	fi
-	"$G" proxy --config "$TMP/galeon.toml" >>"$LOGS/galeon.log" 2>&1 &
+	"${PROXY_NICE[@]}" "$G" proxy --config "$TMP/galeon.toml" >>"$LOGS/galeon.log" 2>&1 &
 	GALEON_PID=$!
 	if wait_listen "$BENCH_GALEON_PORT" "$GALEON_PID" 30; then
 		GALEON_STATUS=ok
