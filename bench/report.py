@@ -378,7 +378,7 @@ def aggregate(runs):
     a["node_q_per_q"] = median(nq)
     sc = [r["syscalls"] / r["queries"] for r in ok if (r.get("syscalls") or -1) >= 0 and r.get("queries")]
     a["syscalls_per_q"] = median(sc)
-    rd = [r["run_delay_us"] / r["queries"] for r in ok if (r.get("run_delay_us") or -1) >= 0 and r.get("queries")]
+    rd = [r["run_delay_us"] / r["queries"] for r in ok if isinstance(r.get("run_delay_us"), int) and r["run_delay_us"] >= 0 and r.get("queries")]
     a["run_delay_per_q"] = median(rd)
     rss = [r.get("rss_peak_kib") for r in ok if (r.get("rss_peak_kib") or -1) >= 0]
     a["rss_kib"] = max(rss) if rss else None
@@ -386,7 +386,8 @@ def aggregate(runs):
     a["view_unknown"] = any(r.get("cluster_view_changes", 0) < 0 for r in ok)
     a["retried"] = any((r.get("attempts") or 1) > 1 for r in ok)
     idle = [100.0 * r["host_idle_ticks"] / r["host_ticks"] for r in ok
-            if (r.get("host_idle_ticks") or -1) >= 0 and (r.get("host_ticks") or 0) > 0]
+            if isinstance(r.get("host_idle_ticks"), int) and r["host_idle_ticks"] >= 0
+            and isinstance(r.get("host_ticks"), int) and r["host_ticks"] > 0]
     a["idle_pct"] = median(idle)
     steal = [p for p in map(steal_pct, ok) if p is not None]
     a["steal_pct"] = max(steal) if steal else None
@@ -817,8 +818,9 @@ def render(results_dir):
     w("- **proxy syscalls / query**: every system call the proxy's threads entered during the run "
       "(`perf stat -e raw_syscalls:sys_enter -p PID`: reads, writes, epoll, futex...) / queries.")
     w("- **host idle**: the share of the host's CPU time (all CPUs, `/proc/stat` idle + iowait) left unused "
-      "during the run, median of the rounds. Near 0 %: the run was bound by the CPU, and the proxy's CPU per "
-      "query decides its QPS; well above: the clients waited on something else (one proxy thread, locks).")
+      "from just before sysbench starts to just after it ends (a little wider than the run), median of the "
+      "rounds. Near 0 %: the host's CPU was the limit; well above: the clients waited on something else "
+      "(one proxy thread, locks).")
     w("- **proxy CPU wait µs / query**: how long the proxy's threads were runnable but waited for a CPU "
       "during the run (the run delay of `/proc/PID/task/*/schedstat`, summed over threads) / queries. "
       "Time a proxy's thread waits holds up every session it serves; the nodes' own wait is in the log "

@@ -252,15 +252,15 @@ nodes_counters() {
 }
 # run_delay_us PID: how long PID's threads have waited, runnable, for a
 # CPU (the second field of each thread's /proc/PID/task/TID/schedstat),
-# summed, in µs; -1 if PID is gone. A thread that exits takes its share
-# with it: right for the proxies (their threads live as long as they
-# do), a lower bound for the nodes (whose connection threads come and
-# go).
+# summed, in µs; -1 if PID is gone. A thread that exits takes its total
+# with it: exact for the proxies (their threads live as long as they
+# do), approximate for the nodes, whose connection threads come and go
+# (a run's delta can even come out negative).
 run_delay_us() {
 	local v
 	REPLY=-1
 	[[ -n $1 && -r /proc/$1/schedstat ]] || return 0
-	v=$(awk '{s += $2} END {printf "%d", s / 1000}' /proc/"$1"/task/*/schedstat 2>/dev/null) || return 0
+	v=$({ cat /proc/"$1"/task/*/schedstat 2>/dev/null || true; } | awk '{s += $2} END {printf "%.0f", s / 1000}') || return 0
 	[[ $v =~ ^[0-9]+$ ]] && REPLY=$v
 	return 0
 }
@@ -383,7 +383,7 @@ record kind=meta started="$TS" git="$(git -C "$ROOT" describe --always --dirty 2
 	haproxy="$(haproxy -v 2>&1 | head -n1 | sed 's/ - https.*//')" \
 	mariadb="$( (mariadbd --version 2>/dev/null || /usr/sbin/mariadbd --version 2>/dev/null) | head -n1 | sed 's/^.*Ver //')" \
 	bench_time="$BENCH_TIME" rounds="$BENCH_ROUNDS" galeon_reads="$BENCH_GALEON_READS" nofile="$NOFILE" \
-	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="${BENCH_GALEON_MAX_MISSED:-default}" autogroup="$AUTOGROUP_STATE" proxy_nice="${BENCH_PROXY_NICE:-0}" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
+	galeon_max_backend="$BENCH_GALEON_MAX_BACKEND" galeon_sysbench_backend="$BENCH_GALEON_SYSBENCH_BACKEND" galeon_threads="${BENCH_GALEON_THREADS:-default}" galeon_max_missed="${BENCH_GALEON_MAX_MISSED:-default}" autogroup="$AUTOGROUP_STATE" proxy_nice="${BENCH_PROXY_NICE:-$(nice)}" clk_tck="$CLK_TCK" sandbox_dir="$BENCH_SANDBOX_DIR"
 
 # ------------------------------------------------------------ sandbox
 
@@ -526,11 +526,26 @@ haproxy -c -q -f "$TMP/haproxy.cfg" >"$LOGS/haproxy-check.log" 2>&1 || {
 
 # PROXY_NICE: the command prefix that starts a proxy with
 # BENCH_PROXY_NICE (nice execs the proxy: $! is the proxy's PID).
+# nice -n adds to the bench's own nice value, and without the privilege
+# to lower it only warns: check_nice makes sure the proxy got it.
 PROXY_NICE=()
 if [[ -n $BENCH_PROXY_NICE ]]; then
-	[[ $BENCH_PROXY_NICE =~ ^-?[0-9]+$ ]] || die "BENCH_PROXY_NICE=$BENCH_PROXY_NICE: want a nice value, -20 to 19"
-	PROXY_NICE=(nice -n "$BENCH_PROXY_NICE")
+	[[ $BENCH_PROXY_NICE =~ ^-?[0-9]+$ ]] && ((BENCH_PROXY_NICE >= -20 && BENCH_PROXY_NICE <= 19)) ||
+		die "BENCH_PROXY_NICE=$BENCH_PROXY_NICE: want a nice value, -20 to 19"
+	PROXY_NICE=(nice -n "$((BENCH_PROXY_NICE - $(nice)))")
 fi
+# check_nice NAME PID: the proxy runs at BENCH_PROXY_NICE, or the bench
+# stops (its figures would be of another setting).
+check_nice() {
+	local line f
+	[[ -n $BENCH_PROXY_NICE ]] || return 0
+	read -r line </proc/"$2"/stat || die "$1 (PID $2) is gone"
+	line=${line##*) }
+	read -r -a f <<<"$line"
+	((f[16] == BENCH_PROXY_NICE)) ||
+		die "$1 runs at nice ${f[16]}, not BENCH_PROXY_NICE=$BENCH_PROXY_NICE (lowering it needs root or CAP_SYS_NICE)"
+	log "$1 runs at nice ${f[16]}"
+}
 start_haproxy() {
 	# -db: foreground, no daemon; the PID we record is haproxy itself.
 	"${PROXY_NICE[@]}" haproxy -db -f "$TMP/haproxy.cfg" >>"$LOGS/haproxy.log" 2>&1 &
@@ -540,6 +555,7 @@ start_haproxy() {
 		die "haproxy did not start listening on $BENCH_HAPROXY_PORT"
 	fi
 	log "haproxy listening on 127.0.0.1:$BENCH_HAPROXY_PORT (pid $HAPROXY_PID)"
+	check_nice haproxy "$HAPROXY_PID"
 }
 stop_haproxy() {
 	stop_pid "$HAPROXY_PID"
@@ -631,6 +647,7 @@ start_galeon() {
 	if wait_listen "$BENCH_GALEON_PORT" "$GALEON_PID" 30; then
 		GALEON_STATUS=ok
 		log "galeon proxy listening on 127.0.0.1:$BENCH_GALEON_PORT (pid $GALEON_PID)"
+		check_nice galeon "$GALEON_PID"
 		return 0
 	fi
 	stop_pid "$GALEON_PID"
