@@ -199,18 +199,23 @@ func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, fault func(*
 		}
 		answer <- err
 	}()
+	// await is the client's answer, waited for up to 60 s.
+	await := func() error {
+		select {
+		case err := <-answer:
+			return err
+		case <-time.After(60 * time.Second):
+			t.Fatalf("no answer to the %s after 60 s", what)
+			return nil
+		}
+	}
 	if !r.reachesFrozen(t, p, w.Name, ports) {
 		// Not seen in w's socket before the proxy fenced w: the
 		// statement went to the new writer (or the transaction was
 		// replayed there), not the case under test. The node is thawed
 		// at once; what the client is told must still be true.
 		_ = r.sb.Resume(w.Name)
-		var got error
-		select {
-		case got = <-answer:
-		case <-time.After(60 * time.Second):
-			t.Fatalf("no answer to the %s after 60 s", what)
-		}
+		got := await()
 		t.Logf("FIGURE %s not seen in %s's socket before the fence (%s): answered after %s: %v", what, w.Name, name, time.Since(paused).Round(time.Millisecond), got)
 		after := counters(p)
 		if d := after["commits_settled_committed"] - before["commits_settled_committed"] + after["commits_settled_not_committed"] - before["commits_settled_not_committed"]; d > 1 {
@@ -238,12 +243,7 @@ func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, fault func(*
 	}
 	t.Logf("the %s waits unread in %s's socket %s after the freeze", what, w.Name, time.Since(paused).Round(time.Millisecond))
 	fault(t, w.Name)
-	var got error
-	select {
-	case got = <-answer:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("no answer to the %s after 60 s", what)
-	}
+	got := await()
 	t.Logf("FIGURE %s in flight on %s, %s: answered after %s: %v", what, w.Name, name, time.Since(paused).Round(time.Millisecond), got)
 	if !viewSeen.IsZero() {
 		t.Logf("FIGURE answered %s after the test saw the survivors' view without %s", time.Since(*viewSeen).Round(time.Millisecond), w.Name)
