@@ -217,6 +217,9 @@ func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, fault func(*
 		_ = r.sb.Resume(w.Name)
 		got := await()
 		t.Logf("FIGURE %s not seen in %s's socket before the fence (%s): answered after %s: %v", what, w.Name, name, time.Since(paused).Round(time.Millisecond), got)
+		// What the proxy did with it (a ping first on an idle
+		// connection, a replay, a settled outcome): its events say.
+		logEvents(t, p, events)
 		after := counters(p)
 		if d := after["commits_settled_committed"] - before["commits_settled_committed"] + after["commits_settled_not_committed"] - before["commits_settled_not_committed"]; d > 1 {
 			t.Errorf("%d settled outcomes for one statement", d)
