@@ -139,13 +139,10 @@ START_SECONDS=$SECONDS
 # stop_pid PID: TERM, up to 10 s grace, then KILL; only if PID is still our
 # child (guards against a recycled PID).
 stop_pid() {
-	local pid=$1 ppid rest i
+	local pid=$1 i
 	[[ -n $pid ]] || return 0
-	[[ -r /proc/$pid/stat ]] || return 0
-	read -r rest </proc/"$pid"/stat || return 0
-	rest=${rest##*) }
-	read -r _ ppid _ <<<"$rest"
-	[[ $ppid == "$$" ]] || return 0
+	proc_stat "$pid" || return 0
+	[[ ${STAT[1]} == "$$" ]] || return 0
 	kill -TERM "$pid" 2>/dev/null || true
 	for ((i = 0; i < 50; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
@@ -200,15 +197,18 @@ record() { python3 "$BENCH_DIR/report.py" record "$RAW" "$@"; }
 # ------------------------------------------------------------ /proc helpers
 
 # Pure bash (no fork): these run every 0.5 s next to the benchmark.
+# proc_stat PID: the fields of /proc/PID/stat after "PID (comm) " in the
+# array STAT (STAT[0] is field 3, the state: field N is STAT[N-3]);
+# fails if PID is gone.
+proc_stat() {
+	local line
+	[[ -n $1 ]] && read -r line 2>/dev/null </proc/"$1"/stat || return 1
+	read -r -a STAT <<<"${line##*) }"
+}
 cpu_ticks() { # utime+stime of PID (all threads), in clock ticks; -1 if gone
-	local line f
-	if [[ -z $1 ]] || ! read -r line 2>/dev/null </proc/"$1"/stat; then
-		REPLY=-1
-		return
-	fi
-	line=${line##*) }
-	read -r -a f <<<"$line"
-	REPLY=$((f[11] + f[12]))
+	REPLY=-1
+	proc_stat "$1" || return 0
+	REPLY=$((STAT[11] + STAT[12]))
 }
 nodes_cpu_ticks() { # utime+stime of the three mariadbd, in clock ticks; -1 if any is gone
 	local sum=0 pid
@@ -269,12 +269,10 @@ run_delay_us() {
 # waited for a CPU (µs), as counters for counters_delta ("UTIME=…
 # STIME=… VCSW=… NVCSW=… RUN_DELAY_US=…").
 nodes_sched() {
-	local pid line f a b u=0 st=0 v=0 nv=0 rd=0
+	local pid a b u=0 st=0 v=0 nv=0 rd=0
 	for pid in "${NODE_PIDS[@]}"; do
-		read -r line 2>/dev/null </proc/"$pid"/stat || continue
-		line=${line##*) }
-		read -r -a f <<<"$line"
-		u=$((u + f[11])) st=$((st + f[12]))
+		proc_stat "$pid" || continue
+		u=$((u + STAT[11])) st=$((st + STAT[12]))
 		read -r a b < <(awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v+0, n+0}' /proc/"$pid"/task/*/status 2>/dev/null)
 		v=$((v + ${a:-0})) nv=$((nv + ${b:-0}))
 		run_delay_us "$pid"
@@ -537,14 +535,11 @@ fi
 # check_nice NAME PID: the proxy runs at BENCH_PROXY_NICE, or the bench
 # stops (its figures would be of another setting).
 check_nice() {
-	local line f
 	[[ -n $BENCH_PROXY_NICE ]] || return 0
-	read -r line </proc/"$2"/stat || die "$1 (PID $2) is gone"
-	line=${line##*) }
-	read -r -a f <<<"$line"
-	((f[16] == BENCH_PROXY_NICE)) ||
-		die "$1 runs at nice ${f[16]}, not BENCH_PROXY_NICE=$BENCH_PROXY_NICE (lowering it needs root or CAP_SYS_NICE)"
-	log "$1 runs at nice ${f[16]}"
+	proc_stat "$2" || die "$1 (PID $2) is gone"
+	((STAT[16] == BENCH_PROXY_NICE)) ||
+		die "$1 runs at nice ${STAT[16]}, not BENCH_PROXY_NICE=$BENCH_PROXY_NICE (lowering it needs root or CAP_SYS_NICE)"
+	log "$1 runs at nice ${STAT[16]}"
 }
 start_haproxy() {
 	# -db: foreground, no daemon; the PID we record is haproxy itself.
@@ -750,22 +745,25 @@ run_sysbench() {
 	fi
 }
 
-# host_ticks: the machine's CPU time stolen by the hypervisor and all CPU
-# time, in clock ticks since boot ("STEAL TOTAL" in REPLY, from
-# /proc/stat): on a VM a run that lost CPU to the host is marked.
+# host_ticks: the machine's CPU time stolen by the hypervisor, all CPU
+# time, and the idle time (idle + iowait: CPU time nothing could use), in
+# clock ticks since boot ("STEAL TOTAL IDLE" in REPLY, from /proc/stat).
+# On a VM a run that lost CPU to the host is marked; a run with no idle
+# time left is bound by the CPU, one with much left waited on something
+# else (a proxy's one thread, the network, the nodes' locks).
 host_ticks() {
 	local _cpu user nice system idle iowait irq softirq steal _rest
 	read -r _cpu user nice system idle iowait irq softirq steal _rest </proc/stat
-	REPLY="$steal $((user + nice + system + idle + iowait + irq + softirq + steal))"
+	REPLY="$steal $((user + nice + system + idle + iowait + irq + softirq + steal)) $((idle + iowait))"
 }
-# host_idle: the host's idle and iowait clock ticks (all CPUs) in REPLY:
-# CPU time nothing could use. A run with none left is bound by the CPU;
-# one with much left waited on something else (a proxy's one thread, the
-# network, the nodes' locks).
-host_idle() {
-	local _cpu user nice system idle iowait _rest
-	read -r _cpu user nice system idle iowait _rest </proc/stat
-	REPLY=$((idle + iowait))
+# host_since BEFORE: host_ticks since BEFORE (an earlier host_ticks), as
+# "STEAL TOTAL IDLE" in REPLY.
+host_since() {
+	local s0 t0 i0 s1 t1 i1
+	read -r s0 t0 i0 <<<"$1"
+	host_ticks
+	read -r s1 t1 i1 <<<"$REPLY"
+	REPLY="$((s1 - s0)) $((t1 - t0)) $((i1 - i0))"
 }
 
 # galeon_events: the nodes galeon took out (its pool health check's
@@ -835,8 +833,6 @@ sysbench_once() {
 	local rd0=$REPLY
 	host_ticks
 	local host0=$REPLY
-	host_idle
-	local idle0=$REPLY
 	perf_start "$T_PID"
 	LAG_PID=""
 	if [[ -n $REPLICA_ADDR && $test != oltp_point_select && $test != oltp_read_only ]]; then
@@ -897,10 +893,8 @@ sysbench_once() {
 	if [[ $SB_VIEWS != 0 ]]; then
 		log "WARNING: Galera view changed during $wid against $target (node1 conf_id $conf0 -> $CONF1)"
 	fi
-	host_ticks
-	SB_STEAL=$((${REPLY% *} - ${host0% *})) SB_HOST_TICKS=$((${REPLY#* } - ${host0#* }))
-	host_idle
-	SB_IDLE=$((REPLY - idle0))
+	host_since "$host0"
+	read -r SB_STEAL SB_HOST_TICKS SB_IDLE <<<"$REPLY"
 	SB_STATUS=ok
 	if ((SB_RC != 0)); then SB_STATUS=failed; fi
 	if ((timed_out)); then SB_STATUS=timeout; fi
@@ -999,8 +993,9 @@ PY
 	rc=$REPLY
 	cpu_ticks "$T_PID"
 	local ticks=$((REPLY - cpu0))
-	host_ticks
-	local steal=$((${REPLY% *} - ${host0% *})) hticks=$((${REPLY#* } - ${host0#* }))
+	host_since "$host0"
+	local steal hticks
+	read -r steal hticks _ <<<"$REPLY"
 	views_since "$conf0"
 	local views=$REPLY
 	CHILD_PID=$FETCH_PID FETCH_PID=""

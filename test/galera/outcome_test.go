@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -60,14 +59,7 @@ func TestCommitInFlight(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tc := range []struct {
-		name   string
-		replay bool
-		// committed: the first COMMIT committed (else it was replayed,
-		// or, without replay, answered 9002).
-		committed bool
-		fault     func(t *testing.T, writer string)
-	}{
+	for _, tc := range []inFlightCase{
 		{"thawed after the fence, before Galera's eviction", true, true, func(t *testing.T, w string) {
 			r.waitWriterNot(t, w, 30*time.Second)
 			if err := r.sb.Resume(w); err != nil {
@@ -99,7 +91,7 @@ func TestCommitInFlight(t *testing.T) {
 				// answer is checked against the rows, and the case runs
 				// again.
 				const tries = 3
-				for try := 1; !r.inFlightTry(t, p, db, tc.fault, tc.replay, tc.committed, auto, what, tc.name, &viewSeen); try++ {
+				for try := 1; !r.inFlightTry(t, p, db, tc, auto, what, &viewSeen); try++ {
 					if try == tries {
 						t.Fatalf("in %d tries the %s never reached the writer's socket before the proxy fenced it", tries, what)
 					}
@@ -110,11 +102,23 @@ func TestCommitInFlight(t *testing.T) {
 	}
 }
 
+// inFlightCase is a fault of TestCommitInFlight and what it must lead to.
+type inFlightCase struct {
+	name   string
+	replay bool
+	// committed: the first COMMIT committed (else it was replayed,
+	// or, without replay, answered 9002).
+	committed bool
+	fault     func(t *testing.T, writer string)
+}
+
 // inFlightTry runs one try of a TestCommitInFlight case through proxy p
-// (client pool db). It returns false, with the answer checked against
-// the rows, when the statement did not reach the frozen writer's socket
-// before p fenced it (then fault was not applied).
-func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, fault func(*testing.T, string), replay, committedCase, auto bool, what, name string, viewSeen *time.Time) bool {
+// (client pool db), for a COMMIT or an autocommit INSERT (auto, what).
+// It returns false, with the answer checked against the rows, when the
+// statement did not reach the frozen writer's socket before p fenced it
+// (then the fault was not applied).
+func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, tc inFlightCase, auto bool, what string, viewSeen *time.Time) bool {
+	name, replay, fault := tc.name, tc.replay, tc.fault
 	ctx := context.Background()
 	r.waitWhole(t)
 	// waitWhole waits for the rig's proxy; this one may see a
@@ -169,10 +173,10 @@ func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, fault func(*
 	// for an autocommit write, any of the application account's (the
 	// proxy picks one from its pool).
 	ports := r.appPorts(t, w.Name, !auto)
-	events := lastEventID(p)
+	since := time.Now() // the proxy's events of this try: from here
 	defer func() {
 		if t.Failed() {
-			logEvents(t, p, events)
+			logEvents(t, p, since)
 		}
 	}()
 	if err := r.sb.Pause(w.Name); err != nil {
@@ -219,7 +223,7 @@ func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, fault func(*
 		t.Logf("FIGURE %s not seen in %s's socket before the fence (%s): answered after %s: %v", what, w.Name, name, time.Since(paused).Round(time.Millisecond), got)
 		// What the proxy did with it (a ping first on an idle
 		// connection, a replay, a settled outcome): its events say.
-		logEvents(t, p, events)
+		logEvents(t, p, since)
 		after := counters(p)
 		if d := after["commits_settled_committed"] - before["commits_settled_committed"] + after["commits_settled_not_committed"] - before["commits_settled_not_committed"]; d > 1 {
 			t.Errorf("%d settled outcomes for one statement", d)
@@ -257,7 +261,7 @@ func (r *rig) inFlightTry(t *testing.T, p *proxy.Proxy, db *sql.DB, fault func(*
 	_ = r.sb.Resume(w.Name)
 	after := counters(p)
 	delta := func(name string) int64 { return after[name] - before[name] }
-	committed := committedCase
+	committed := tc.committed
 	if auto {
 		// A wrapped write's outcome on a thawed node is not
 		// fixed: a node that finds its client's socket closed
@@ -358,17 +362,7 @@ func (r *rig) appPorts(t *testing.T, node string, tx bool) map[uint16]bool {
 // proxy p fenced node first.
 func (r *rig) reachesFrozen(t *testing.T, p *proxy.Proxy, node string, ports map[uint16]bool) bool {
 	t.Helper()
-	var addr string
-	for _, n := range r.sb.Nodes {
-		if n.Name == node {
-			addr = n.Addr()
-		}
-	}
-	_, ps, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, err := strconv.ParseUint(ps, 10, 16)
+	n, err := r.sb.Node(node)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,12 +373,12 @@ func (r *rig) reachesFrozen(t *testing.T, p *proxy.Proxy, node string, ports map
 		// defers, in the socket once the fence is seen (if not, the try
 		// is taken for one the proxy fenced first, and checked as such).
 		w, _ := p.View().Load().Writer()
-		n, err := unreadOn(uint16(port), ports)
+		unread, err := unreadOn(uint16(n.Port), ports)
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch {
-		case n >= 11:
+		case unread >= 11:
 			return true
 		case w.Name != node:
 			return false
@@ -423,21 +417,13 @@ func unreadOn(port uint16, ports map[uint16]bool) (uint64, error) {
 	return most, nil
 }
 
-// lastEventID is the id of proxy p's latest event.
-func lastEventID(p *proxy.Proxy) int64 {
-	var id int64
-	for _, e := range p.Events() {
-		id = max(id, e.ID)
-	}
-	return id
-}
-
-// logEvents logs proxy p's events after id: what it did in a case that
-// failed.
-func logEvents(t *testing.T, p *proxy.Proxy, after int64) {
+// logEvents logs proxy p's events since a time, oldest first: what it
+// did in a try.
+func logEvents(t *testing.T, p *proxy.Proxy, since time.Time) {
 	t.Helper()
-	for _, e := range p.Events() {
-		if e.ID > after {
+	events := p.Events() // newest first
+	for i := len(events) - 1; i >= 0; i-- {
+		if e := events[i]; !e.At.Before(since) {
 			t.Logf("event %d %s %s %s: %s", e.ID, e.At.Format("15:04:05.000"), e.Kind, e.Node, e.Detail)
 		}
 	}
