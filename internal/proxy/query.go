@@ -372,7 +372,7 @@ func (s *session) comQuery(pkt []byte) error {
 	// The text lives in the client read buffer, valid until the next
 	// client read: no copy on the hot path.
 	q := unsafe.String(unsafe.SliceData(qb), len(qb))
-	r := sqlclass.Classify(q)
+	r := sqlclass.ClassifyLogged(q, &s.toks)
 	if r.UsesConnectionID {
 		// CONNECTION_ID() is galeon's session id, whichever pooled
 		// connection runs the statement.
@@ -409,6 +409,10 @@ func (s *session) comQuery(pkt []byte) error {
 			return s.sendErr(mysqlproto.NewSQLError(mysqlproto.ErNotAllowedCommand, "%s", why))
 		}
 		s.infile = true
+		// The file's packets are read into the client read buffer that
+		// q lives in; the statement's text must outlive them (its digest
+		// is taken after the load).
+		q = strings.Clone(q)
 	}
 	var setAs []sqlclass.Assignment
 	setParsed := false

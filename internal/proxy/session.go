@@ -14,6 +14,7 @@ import (
 	"github.com/galeon-db/galeon/internal/memtrim"
 	"github.com/galeon-db/galeon/internal/mysqlproto"
 	"github.com/galeon-db/galeon/internal/rawio"
+	"github.com/galeon-db/galeon/internal/sqlclass"
 	"github.com/galeon-db/galeon/internal/topology"
 )
 
@@ -33,6 +34,10 @@ type session struct {
 	// digestBuf is the scratch buffer statements are normalised into
 	// for the digest statistics.
 	digestBuf []byte
+	// toks holds the tokens of the command's text statement, lexed once
+	// for its classification and read again for its digest. Reset with
+	// every command: it refers to the client read buffer.
+	toks sqlclass.TokenLog
 
 	schema     string
 	vars       map[string]string // name -> SET fragment
@@ -373,6 +378,7 @@ func schemaCheckable(servers []topology.Server) bool {
 
 // dispatch runs one command. quit means the client said goodbye.
 func (s *session) dispatch(pkt []byte) (quit bool, err error) {
+	s.toks.Reset()
 	if mysqlproto.Command(pkt[0]) != mysqlproto.ComStmtClose {
 		// COM_STMT_CLOSE (no answer) leaves the diagnostics as they
 		// are: go-sql-driver sends it after each statement with

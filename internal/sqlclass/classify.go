@@ -5,7 +5,13 @@ package sqlclass
 // write. For single statements whose first keyword settles the kind
 // (SELECT, INSERT, UPDATE, DELETE, ...) it does not allocate.
 func Classify(sql string) Result {
+	return classifyText(sql, nil)
+}
+
+// classifyText is Classify, logging the tokens it lexes into log if set.
+func classifyText(sql string, log *TokenLog) Result {
 	t := NewTokenizer(sql)
+	t.log = log
 	r, _ := classifyStmt(&t)
 	if moreStatements(t) {
 		return classifyMulti(sql)

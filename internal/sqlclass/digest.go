@@ -30,9 +30,14 @@ func Digest(sql string) (hash uint64, text string) {
 // start; it grows if needed) and returning it: with a buffer kept by the
 // caller, a statement's digest allocates nothing.
 func DigestInto(buf []byte, sql string) (hash uint64, text []byte) {
+	return digestFrom(buf, NewTokenizer(sql))
+}
+
+// digestFrom digests the tokens t returns, from the start of its text.
+func digestFrom(buf []byte, t Tokenizer) (hash uint64, text []byte) {
 	d := digester{
-		src:         sql,
-		t:           NewTokenizer(sql),
+		src:         t.src,
+		t:           t,
 		out:         buf[:0],
 		valuesDepth: -1,
 	}

@@ -28,7 +28,10 @@
 // reason.
 //
 // Digest normalises a statement (literals to ?, comments dropped, spacing
-// canonical) and hashes it for per-query statistics.
+// canonical) and hashes it for per-query statistics. The proxy lexes each
+// statement once: ClassifyLogged keeps the tokens it lexed in a TokenLog,
+// and DigestLogged reads them from there when they cover the whole text
+// (it lexes the text itself otherwise, e.g. after a multi-statement).
 //
 // The lexer assumes the server's default SQL mode: backslash escapes inside
 // strings (no NO_BACKSLASH_ESCAPES) and "double quotes" delimiting strings

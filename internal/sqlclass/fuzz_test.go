@@ -3,6 +3,7 @@ package sqlclass
 import (
 	"errors"
 	"hash/fnv"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -120,6 +121,15 @@ func FuzzDigest(f *testing.F) {
 			t.Fatalf("quotes appeared from nowhere: %q -> %q", sql, text)
 		}
 		Digest(text)
+		// One tokenizer pass: the tokens Classify logged give the same
+		// classification and digest as lexing again.
+		var log TokenLog
+		if r, want := ClassifyLogged(sql, &log), Classify(sql); !reflect.DeepEqual(r, want) {
+			t.Fatalf("ClassifyLogged = %+v, Classify = %+v", r, want)
+		}
+		if lh, ltext := DigestLogged(nil, sql, &log); lh != h || string(ltext) != text {
+			t.Fatalf("DigestLogged = %q (log used: %v), Digest = %q", ltext, log.covers(sql), text)
+		}
 	})
 }
 

@@ -88,6 +88,12 @@ type Tokenizer struct {
 	// last is the previous token returned, used to tell account names
 	// ('user'@'host') from user variables and t.1col from .5.
 	last Token
+	// log, when set, records the tokens returned (TokenLog).
+	log *TokenLog
+	// replaying: Next returns replay[pos] rather than lexing src; a log's
+	// tokens read again (DigestLogged). Such a tokenizer serves Next only.
+	replaying bool
+	replay    []Token
 }
 
 // NewTokenizer returns a Tokenizer positioned at the start of src.
@@ -105,8 +111,20 @@ func (t *Tokenizer) Offset() int { return t.pos }
 // Next returns the next token, or a TokEOF token at the end of input.
 // Unterminated strings and comments run to the end of input.
 func (t *Tokenizer) Next() Token {
+	if t.replaying {
+		tok := Token{Kind: TokEOF, Start: len(t.src), End: len(t.src)}
+		if t.pos < len(t.replay) {
+			tok = t.replay[t.pos]
+			t.pos++
+		}
+		t.last = tok
+		return tok
+	}
 	tok := t.next()
 	if tok.Kind != TokComment {
+		if t.log != nil {
+			t.log.add(t.last, tok)
+		}
 		t.last = tok
 	}
 	return tok

@@ -112,6 +112,26 @@ func testDriverCompat(t *testing.T, pt *proxyUnderTest) {
 		}
 	})
 
+	t.Run("LOAD DATA LOCAL INFILE of a small file: the statistics name the statement, not the file", func(t *testing.T) {
+		// The file's packets are read into the client read buffer that
+		// holds the statement; a file smaller than the statement lands
+		// on its text, and the digest is taken after the load.
+		small := filepath.Join(t.TempDir(), "few.csv")
+		if err := os.WriteFile(small, []byte("20001,1\n20002,2\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mysql.RegisterLocalFile(small)
+		c := pinConn(t, pt.db(t, nil))
+		adm := pt.adminDB(t)
+		mustExec(t, adm, "DELETE FROM stats_query_digest")
+		mustExec(t, c, fmt.Sprintf("LOAD DATA LOCAL INFILE '%s' INTO TABLE app.inf FIELDS TERMINATED BY ','", small))
+		want := "LOAD DATA LOCAL INFILE ? INTO TABLE app.inf FIELDS TERMINATED BY ?"
+		if n := str(t, adm, "SELECT COALESCE(SUM(count_star), 0) FROM stats_query_digest WHERE digest_text = '"+want+"'"); n != "1" {
+			t.Errorf("stats_query_digest counts %s statements %q, want 1; it holds: %s", n, want,
+				str(t, adm, "SELECT GROUP_CONCAT(digest_text, ' | ') FROM stats_query_digest"))
+		}
+	})
+
 	t.Run("LOAD DATA LOCAL INFILE over max_local_infile_size: aborted, nothing committed, session usable", func(t *testing.T) {
 		small := startProxy(t, pt.sb, func(c *config.Config) { c.Proxy.MaxLocalInfileSize = 32 << 10 })
 		c := pinConn(t, small.db(t, nil))
