@@ -424,7 +424,7 @@ def render(results_dir):
                      ("galeon_reads", "galeon reads go to (BENCH_GALEON_READS)"),
                      ("galeon_threads", "galeon proxy.threads (BENCH_GALEON_THREADS)"),
                      ("galeon_max_missed", "galeon pool.max_missed_checks (BENCH_GALEON_MAX_MISSED)"),
-                     ("autogroup", "kernel.sched_autogroup_enabled (BENCH_AUTOGROUP)"),
+                     ("autogroup", "kernel.sched_autogroup_enabled (BENCH_AUTOGROUP; each proxy and each node runs in a session of its own)"),
                      ("proxy_nice", "both proxies' nice value (BENCH_PROXY_NICE)"),
                      ("sandbox_dir", "the nodes' data (BENCH_SANDBOX_DIR; /dev/shm: in memory)"),
                      ("galeon_sysbench_backend", "galeon backend connections per node, sysbench runs"),

@@ -522,28 +522,37 @@ haproxy -c -q -f "$TMP/haproxy.cfg" >"$LOGS/haproxy-check.log" 2>&1 || {
 	die "haproxy rejected its configuration"
 }
 
-# PROXY_NICE: the command prefix that starts a proxy with
-# BENCH_PROXY_NICE (nice execs the proxy: $! is the proxy's PID).
+# PROXY_START: the command prefix that starts a proxy: with
+# BENCH_PROXY_NICE (nice execs the proxy: $! is the proxy's PID), then in
+# a session of its own (below).
 # nice -n adds to the bench's own nice value, and without the privilege
 # to lower it only warns: check_nice makes sure the proxy got it.
-PROXY_NICE=()
+PROXY_START=()
 if [[ -n $BENCH_PROXY_NICE ]]; then
 	[[ $BENCH_PROXY_NICE =~ ^-?[0-9]+$ ]] && ((BENCH_PROXY_NICE >= -20 && BENCH_PROXY_NICE <= 19)) ||
 		die "BENCH_PROXY_NICE=$BENCH_PROXY_NICE: want a nice value, -20 to 19"
-	PROXY_NICE=(nice -n "$((BENCH_PROXY_NICE - $(nice)))")
+	PROXY_START=(nice -n "$((BENCH_PROXY_NICE - $(nice)))")
 fi
-# check_nice NAME PID: the proxy runs at BENCH_PROXY_NICE, or the bench
-# stops (its figures would be of another setting).
+# Each proxy starts in a session of its own (setsid execs it: $! stays
+# the proxy's PID), as a service does: with autogroups on
+# (BENCH_AUTOGROUP=keep) it is then a scheduling group of its own, apart
+# from sysbench's, as the nodes are (bench/README, "The scheduler's
+# groups"). With autogroups off, sessions do not matter to the scheduler.
+PROXY_START+=(setsid)
+# check_nice NAME PID: the proxy leads its own session and runs at
+# BENCH_PROXY_NICE, or the bench stops (its figures would be of another
+# setting).
 check_nice() {
-	[[ -n $BENCH_PROXY_NICE ]] || return 0
 	proc_stat "$2" || die "$1 (PID $2) is gone"
+	((STAT[3] == $2)) || die "$1 (PID $2) is not in a session of its own (session ${STAT[3]})"
+	[[ -n $BENCH_PROXY_NICE ]] || return 0
 	((STAT[16] == BENCH_PROXY_NICE)) ||
 		die "$1 runs at nice ${STAT[16]}, not BENCH_PROXY_NICE=$BENCH_PROXY_NICE (lowering it needs root or CAP_SYS_NICE)"
 	log "$1 runs at nice ${STAT[16]}"
 }
 start_haproxy() {
 	# -db: foreground, no daemon; the PID we record is haproxy itself.
-	"${PROXY_NICE[@]}" haproxy -db -f "$TMP/haproxy.cfg" >>"$LOGS/haproxy.log" 2>&1 &
+	"${PROXY_START[@]}" haproxy -db -f "$TMP/haproxy.cfg" >>"$LOGS/haproxy.log" 2>&1 &
 	HAPROXY_PID=$!
 	if ! wait_listen "$BENCH_HAPROXY_PORT" "$HAPROXY_PID" 15; then
 		tail -n 5 "$LOGS/haproxy.log" >&2
@@ -637,7 +646,7 @@ start_galeon() {
 			return 1
 		fi
 	fi
-	"${PROXY_NICE[@]}" "$G" proxy --config "$TMP/galeon.toml" >>"$LOGS/galeon.log" 2>&1 &
+	"${PROXY_START[@]}" "$G" proxy --config "$TMP/galeon.toml" >>"$LOGS/galeon.log" 2>&1 &
 	GALEON_PID=$!
 	if wait_listen "$BENCH_GALEON_PORT" "$GALEON_PID" 30; then
 		GALEON_STATUS=ok
