@@ -5,9 +5,13 @@
 // of MySQL: no parsing, no routing, no pools, no statistics. Run against
 // the same nodes as HAProxy and galeon, it tells the cost of relaying in
 // Go on this machine (the floor) from the cost of galeon's own work.
-// GOMAXPROCS sets its threads, as galeon's proxy.threads does.
+// GOMAXPROCS sets its threads, as galeon's proxy.threads does. With
+// -epoll N it runs N event loops of its own instead, as HAProxy does (one
+// OS thread, one epoll set and one listening socket each), which tells
+// what leaving Go's poller and scheduler would be worth.
 //
 //	relayfloor -listen 127.0.0.1:7453 -backends 127.0.0.1:7502,127.0.0.1:7503
+//	relayfloor -epoll 2 -listen 127.0.0.1:7455 -backends 127.0.0.1:7502,127.0.0.1:7503
 package main
 
 import (
@@ -29,11 +33,17 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:7453", "address to accept clients on")
 	backends := flag.String("backends", "", "comma-separated backend addresses, used round-robin per client connection")
+	loops := flag.Int("epoll", 0, "0: goroutines on Go's network poller; N: N event loops of our own, one OS thread and one epoll set each (Linux)")
 	flag.Parse()
 	addrs := strings.Split(*backends, ",")
 	if *backends == "" {
 		fmt.Fprintln(os.Stderr, "relayfloor: -backends is required")
 		os.Exit(2)
+	}
+	if *loops > 0 {
+		// SIGINT and SIGTERM end the process as their default does.
+		fmt.Fprintln(os.Stderr, "relayfloor:", epollLoops(*listen, addrs, *loops))
+		os.Exit(1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
