@@ -543,7 +543,11 @@ PROXY_START+=(setsid)
 # BENCH_PROXY_NICE, or the bench stops (its figures would be of another
 # setting).
 check_nice() {
-	proc_stat "$2" || die "$1 (PID $2) is gone"
+	if ! proc_stat "$2"; then
+		[[ -z $BENCH_PROXY_NICE ]] || die "$1 (PID $2) is gone"
+		log "WARNING: $1 (PID $2) exited right after it listened"
+		return 0
+	fi
 	((STAT[3] == $2)) || die "$1 (PID $2) is not in a session of its own (session ${STAT[3]})"
 	[[ -n $BENCH_PROXY_NICE ]] || return 0
 	((STAT[16] == BENCH_PROXY_NICE)) ||

@@ -57,6 +57,9 @@ func (s *session) relayInfile(c *backend.Conn, req []byte) error {
 		c.MarkBroken()
 		return err
 	}
+	// The file is read into the client read buffer, over the
+	// statement's text: no token of it may be read back after this.
+	s.toks.Reset()
 	limit := int64(s.p.cfg.Proxy.MaxLocalInfileSize)
 	var total int64
 	for {

@@ -35,8 +35,8 @@ type session struct {
 	// for the digest statistics.
 	digestBuf []byte
 	// toks holds the tokens of the command's text statement, lexed once
-	// for its classification and read again for its digest. Reset with
-	// every command: it refers to the client read buffer.
+	// for its classification and read again for its digest. Emptied at
+	// the end of every command: it refers to the client read buffer.
 	toks sqlclass.TokenLog
 
 	schema     string
@@ -378,7 +378,10 @@ func schemaCheckable(servers []topology.Server) bool {
 
 // dispatch runs one command. quit means the client said goodbye.
 func (s *session) dispatch(pkt []byte) (quit bool, err error) {
-	s.toks.Reset()
+	// The log refers to the client read buffer: emptied when the
+	// command ends, it neither outlives the text nor keeps a large
+	// buffer from being released.
+	defer s.toks.Reset()
 	if mysqlproto.Command(pkt[0]) != mysqlproto.ComStmtClose {
 		// COM_STMT_CLOSE (no answer) leaves the diagnostics as they
 		// are: go-sql-driver sends it after each statement with

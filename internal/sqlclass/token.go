@@ -105,7 +105,8 @@ func NewTokenizer(src string) Tokenizer {
 // Executable-comment markers are never returned.
 func (t *Tokenizer) KeepComments(on bool) { t.keepComments = on }
 
-// Offset is the byte offset where the next token scan starts.
+// Offset is the byte offset where the next token scan starts (not
+// meaningful for a tokenizer replaying a TokenLog).
 func (t *Tokenizer) Offset() int { return t.pos }
 
 // Next returns the next token, or a TokEOF token at the end of input.

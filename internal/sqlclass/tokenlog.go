@@ -17,9 +17,9 @@ type TokenLog struct {
 	broken   bool // a token went unlogged (a gap, or more than maxLogged)
 }
 
-// Reset empties the log, keeping its storage. A caller whose text lives
-// in a buffer it reuses resets the log before reusing the buffer, so
-// that no log outlives the text it was made from.
+// Reset empties the log, keeping its storage (at most maxLogged tokens).
+// A caller whose text lives in a buffer it reuses resets the log before
+// reusing the buffer, so that no log outlives the text it was made from.
 func (l *TokenLog) Reset() {
 	l.src, l.toks, l.complete, l.broken = "", l.toks[:0], false, false
 }

@@ -66,7 +66,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "relayfloor: accept:", err)
 			return
 		}
-		addr := addrs[next.Add(1)%uint64(len(addrs))]
+		addr := addrs[(next.Add(1)-1)%uint64(len(addrs))]
 		go relay(c, addr)
 	}
 }
