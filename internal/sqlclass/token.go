@@ -90,10 +90,10 @@ type Tokenizer struct {
 	last Token
 	// log, when set, records the tokens returned (TokenLog).
 	log *TokenLog
-	// replaying: Next returns replay[pos] rather than lexing src; a log's
-	// tokens read again (DigestLogged). Such a tokenizer serves Next only.
-	replaying bool
-	replay    []Token
+	// replay, when set, holds a log's tokens (DigestLogged): Next returns
+	// replay[pos] rather than lexing src. Such a tokenizer serves Next
+	// only.
+	replay []Token
 }
 
 // NewTokenizer returns a Tokenizer positioned at the start of src.
@@ -112,7 +112,7 @@ func (t *Tokenizer) Offset() int { return t.pos }
 // Next returns the next token, or a TokEOF token at the end of input.
 // Unterminated strings and comments run to the end of input.
 func (t *Tokenizer) Next() Token {
-	if t.replaying {
+	if t.replay != nil {
 		tok := Token{Kind: TokEOF, Start: len(t.src), End: len(t.src)}
 		if t.pos < len(t.replay) {
 			tok = t.replay[t.pos]

@@ -73,7 +73,7 @@ func ClassifyLogged(sql string, log *TokenLog) Result {
 func DigestLogged(buf []byte, sql string, log *TokenLog) (hash uint64, text []byte) {
 	t := NewTokenizer(sql)
 	if log != nil && log.covers(sql) {
-		t.replay, t.replaying = log.toks, true
+		t.replay = log.toks
 	}
 	return digestFrom(buf, t)
 }
